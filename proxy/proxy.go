@@ -1,0 +1,154 @@
+// Package proxy serves signpost: a reverse proxy that streams successful
+// responses through untouched and replaces the upstream errors its rules
+// match with actionable bodies.
+//
+// It is built on httputil.ReverseProxy. The decision to buffer is taken when
+// the upstream's headers arrive: only an error status that some rule of the
+// matched route could concern is read, and only up to a bound.
+package proxy
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// Options tune a Proxy beyond what the rule file says.
+type Options struct {
+	// Upstream overrides the rule file's upstream base URL.
+	Upstream *url.URL
+	// UpstreamTimeout bounds the wait for the upstream's response headers.
+	// Zero means 30 seconds.
+	UpstreamTimeout time.Duration
+	// Transport replaces the upstream transport, for tests.
+	Transport http.RoundTripper
+	// Metrics records rewrites; nil records nothing.
+	Metrics *metrics.Metrics
+	// Log receives one line per rewrite and per upstream failure; nil is
+	// silent.
+	Log *slog.Logger
+}
+
+// DefaultUpstreamTimeout bounds the wait for upstream response headers.
+const DefaultUpstreamTimeout = 30 * time.Second
+
+// Proxy is the agent-facing handler.
+type Proxy struct {
+	cfg     *rules.Config
+	target  *url.URL
+	router  *mux.Router
+	routes  map[string]*rules.Route
+	rp      *httputil.ReverseProxy
+	metrics *metrics.Metrics
+	log     *slog.Logger
+}
+
+// New builds the proxy for a loaded rule file.
+func New(cfg *rules.Config, opts Options) (*Proxy, error) {
+	target := cfg.Upstream
+	if opts.Upstream != nil {
+		target = opts.Upstream
+	}
+	if target == nil {
+		return nil, errNoUpstream(cfg.File)
+	}
+	p := &Proxy{
+		cfg:     cfg,
+		target:  target,
+		router:  mux.NewRouter(),
+		routes:  make(map[string]*rules.Route, len(cfg.Routes)),
+		metrics: opts.Metrics,
+		log:     opts.Log,
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	for _, r := range cfg.Routes {
+		p.router.NewRoute().Name(r.Name).Methods(r.Method).Path(r.Path)
+		p.routes[r.Name] = r
+	}
+	transport := opts.Transport
+	if transport == nil {
+		transport = NewTransport(opts.UpstreamTimeout)
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+		},
+		Transport:      transport,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.upstreamFailed,
+		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+	}
+	return p, nil
+}
+
+// NewTransport returns an upstream transport sized for a sidecar: many idle
+// connections to one host, no transparent compression (bodies pass through
+// as the upstream encoded them), and no proxy from the environment.
+func NewTransport(headerTimeout time.Duration) *http.Transport {
+	if headerTimeout <= 0 {
+		headerTimeout = DefaultUpstreamTimeout
+	}
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: headerTimeout,
+		DisableCompression:    true,
+	}
+}
+
+// exchange is what the proxy keeps of one request for its response.
+type exchange struct {
+	route *rules.Route
+	req   rewrite.Request
+}
+
+type exchangeKey struct{}
+
+// ServeHTTP routes the request, buffers its body when the route declares
+// body fields, and forwards it.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m mux.RouteMatch
+	if !p.router.Match(r, &m) || m.MatchErr != nil || m.Route == nil {
+		p.rp.ServeHTTP(w, r)
+		return
+	}
+	ex := &exchange{route: p.routes[m.Route.GetName()]}
+	ex.req.Vars = m.Vars
+	ex.req.Query = r.URL.Query()
+	ex.req.Header = r.Header
+	if ex.route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
+		body, err := bufferRequest(r, p.cfg.Limits.RequestBody)
+		if err != nil {
+			p.writeError(w, r, ex.route, http.StatusBadRequest, rewrite.Failure("unreadable_request_body",
+				"the request body could not be read to its end; send the whole body again", true))
+			return
+		}
+		ex.req.Body = body
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+}
+
+func (p *Proxy) writeError(w http.ResponseWriter, r *http.Request, route *rules.Route, status int, e *rewrite.Error) {
+	body := e.JSON()
+	h := w.Header()
+	h.Set("Content-Type", rewrite.ContentType)
+	h.Set("Content-Length", itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,152 @@
+// Package rules is signpost's rule-file format: the YAML model, its loading
+// with positioned problems, and the compiled form the proxy serves from.
+//
+// A rule file declares, per route, the fields a caller sends and what each
+// may hold, and which bare upstream errors mean what. Load reports every
+// mistake in one pass; a Config it returns is compiled and ready to use.
+package rules
+
+import (
+	"net/url"
+	"regexp"
+)
+
+// Defaults for the limits a rule file may leave out.
+const (
+	DefaultListen      = "127.0.0.1:8080"
+	DefaultAdmin       = "127.0.0.1:9090"
+	DefaultErrorBody   = 64 << 10
+	DefaultRequestBody = 1 << 20
+	DefaultReceived    = 64
+)
+
+// Config is one loaded, validated and compiled rule file.
+type Config struct {
+	// File is the name the rule file was loaded under, for messages.
+	File string
+	// Upstream is the base URL requests are forwarded to. Nil when the file
+	// leaves it to the command line.
+	Upstream *url.URL
+	// Listen is the agent-facing address; Admin serves metrics, never agents.
+	Listen, Admin string
+	Limits        Limits
+	// Routes are in file order.
+	Routes []*Route
+}
+
+// Limits bound what signpost buffers and echoes.
+type Limits struct {
+	// ErrorBody caps how much of an upstream error body is buffered for
+	// matching. Zero means 64 KiB; a larger body passes through unchanged.
+	ErrorBody int64
+	// RequestBody caps how much of a request body is buffered on routes that
+	// declare body fields. Zero means 1 MiB; a larger body is forwarded
+	// unread and its fields are not echoed.
+	RequestBody int64
+	// Received caps, in characters, a string echoed back as "received".
+	// Zero means 64.
+	Received int
+}
+
+// Route is one upstream operation, named as the agent's tool is named.
+type Route struct {
+	Name   string
+	Method string // upper case, e.g. PATCH
+	Path   string // gorilla/mux template, e.g. /tickets/{ticket_id}
+	// Fields are in declared order.
+	Fields []*Field
+	// Errors are tried in file order; the first that matches wins.
+	Errors []*ErrorRule
+	Pos    Pos
+
+	concerns statusSet // every status some error rule could match
+}
+
+// Pos is a position in a rule file.
+type Pos struct{ Line, Column int }
+
+// Field returns the declared field called name, or nil.
+func (r *Route) Field(name string) *Field {
+	for _, f := range r.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// HasBodyFields reports whether any declared field lives in the request
+// body, which is when the proxy must buffer it.
+func (r *Route) HasBodyFields() bool {
+	for _, f := range r.Fields {
+		if f.In == InBody {
+			return true
+		}
+	}
+	return false
+}
+
+// Concerns reports whether some error rule of the route could match an
+// upstream response with this status, which is when its body must be read.
+func (r *Route) Concerns(status int) bool { return r.concerns.has(status) }
+
+// Location says where in a request a field's value lives.
+type Location string
+
+// The places a field can live.
+const (
+	InBody   Location = "body"   // a gjson path into a JSON request body
+	InQuery  Location = "query"  // a query parameter
+	InPath   Location = "path"   // a variable of the route's path template
+	InHeader Location = "header" // a request header
+)
+
+// Field is a value the caller sends, and what it may hold.
+type Field struct {
+	Name string
+	In   Location
+	// Key names the value where it lives: a gjson path for body fields,
+	// otherwise the parameter, variable or header name. Defaults to Name.
+	Key      string
+	Required bool
+
+	Enum      []string       // permitted values, in declared order
+	Format    *Format        // a named format, or nil
+	Pattern   *regexp.Regexp // an RE2 pattern, or nil
+	Example   string         // one value that satisfies the constraint
+	Min, Max  *float64       // bounds for integer and number formats
+	MaxLength int            // in characters; zero means no bound
+
+	// Rule states the constraint as the caller reads it, e.g.
+	// "must be one of: open, pending, closed".
+	Rule string
+	Pos  Pos
+}
+
+// ErrorRule says what one bare upstream error means.
+type ErrorRule struct {
+	Match Match
+	// Code is the stable snake_case code the caller and the logs see.
+	Code string
+	// Field names the declared field at fault, or is empty.
+	Field *Field
+	// Message overrides the field's rule as the body's message.
+	Message string
+	// Retryable overrides the default derived from the upstream status.
+	Retryable *bool
+	Pos       Pos
+	// Index is the rule's place in its route, from zero.
+	Index int
+}
+
+// Match selects upstream error responses. Every condition set must hold.
+type Match struct {
+	Status statusSet
+	// JSON is a gjson path into the upstream body. With no comparison it
+	// requires the path to exist.
+	JSON     string
+	Equals   *string
+	Contains *string
+	Regex    *regexp.Regexp // on the value at JSON
+	Body     *regexp.Regexp // on the raw body, for text, HTML or XML
+}

@@ -1,0 +1,215 @@
+package rules
+
+import (
+	"math"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Format is a named value format a field can require.
+type Format struct {
+	Name string
+	// Noun describes a conforming value, e.g. "an RFC 3339 timestamp in UTC".
+	Noun string
+	// Example is a conforming value, used when the field gives none.
+	Example string
+	// Kind is the JSON type a body value must have: String, Number or True
+	// (for booleans).
+	Kind  gjson.Type
+	valid func(string) bool
+}
+
+// Formats are the named formats, in the order the reference lists them.
+var Formats = []*Format{
+	{Name: "rfc3339-utc", Noun: "an RFC 3339 timestamp in UTC", Example: "2026-03-11T09:14:02Z", Kind: gjson.String, valid: isRFC3339UTC},
+	{Name: "date", Noun: "a calendar date as YYYY-MM-DD", Example: "2026-03-11", Kind: gjson.String, valid: isDate},
+	{Name: "uuid", Noun: "a UUID in 8-4-4-4-12 hex form", Example: "3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b", Kind: gjson.String, valid: isUUID},
+	{Name: "email", Noun: "an email address", Example: "ada@example.com", Kind: gjson.String, valid: isEmail},
+	{Name: "integer", Noun: "an integer", Example: "42", Kind: gjson.Number, valid: isInteger},
+	{Name: "number", Noun: "a number", Example: "3.5", Kind: gjson.Number, valid: isNumber},
+	{Name: "boolean", Noun: "true or false", Example: "true", Kind: gjson.True, valid: isBoolean},
+}
+
+// FormatNamed returns the format called name, or nil.
+func FormatNamed(name string) *Format {
+	for _, f := range Formats {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func formatNames() []string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = f.Name
+	}
+	return names
+}
+
+func (f *Format) numeric() bool { return f.Kind == gjson.Number }
+
+func isRFC3339UTC(s string) bool {
+	if !strings.HasSuffix(s, "Z") {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+func isDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Name == "" && a.Address == s
+}
+
+func isInteger(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+func isNumber(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+func isBoolean(s string) bool { return s == "true" || s == "false" }
+
+// Text makes a request value that arrived as text (a query parameter, path
+// variable or header) checkable like a JSON one.
+func Text(s string) gjson.Result {
+	return gjson.Result{Type: gjson.String, Str: s, Raw: strconv.Quote(s)}
+}
+
+// Check reports whether v, the field's value as the request carried it,
+// satisfies the declared constraint. A value that is absent, or JSON null,
+// satisfies it unless the field is required.
+func (f *Field) Check(v gjson.Result) bool {
+	if !v.Exists() || v.Type == gjson.Null {
+		return !f.Required
+	}
+	// Values outside a JSON body always arrive as text.
+	text := f.In != InBody
+	if f.Format != nil {
+		var s string
+		switch {
+		case text:
+			s = v.Str
+		case f.Format.Kind == gjson.True:
+			if v.Type != gjson.True && v.Type != gjson.False {
+				return false
+			}
+			s = v.Raw
+		case v.Type != f.Format.Kind:
+			return false
+		case v.Type == gjson.Number:
+			s = v.Raw
+		default:
+			s = v.Str
+		}
+		if !f.Format.valid(s) {
+			return false
+		}
+		if f.Format.numeric() && (f.Min != nil || f.Max != nil) {
+			n, _ := strconv.ParseFloat(s, 64)
+			if f.Min != nil && n < *f.Min || f.Max != nil && n > *f.Max {
+				return false
+			}
+		}
+		return true
+	}
+	if f.Enum == nil && f.Pattern == nil && f.MaxLength == 0 {
+		return true // declared for echoing and presence only
+	}
+	if v.Type != gjson.String {
+		return false
+	}
+	if f.Enum != nil && !contains(f.Enum, v.Str) {
+		return false
+	}
+	if f.Pattern != nil && !f.Pattern.MatchString(v.Str) {
+		return false
+	}
+	return f.MaxLength == 0 || utf8.RuneCountInString(v.Str) <= f.MaxLength
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleText states the field's constraint for the caller: the permitted set
+// when it is enumerable, else the rule and one concrete example.
+func (f *Field) ruleText() string {
+	var b strings.Builder
+	switch {
+	case f.Enum != nil:
+		b.WriteString("must be one of: ")
+		b.WriteString(strings.Join(f.Enum, ", "))
+		return b.String()
+	case f.Format != nil && f.Format.Kind == gjson.True:
+		return "must be true or false"
+	case f.Format != nil:
+		b.WriteString("must be ")
+		b.WriteString(f.Format.Noun)
+		switch {
+		case f.Min != nil && f.Max != nil:
+			b.WriteString(" from " + num(*f.Min) + " to " + num(*f.Max))
+		case f.Min != nil:
+			b.WriteString(" of at least " + num(*f.Min))
+		case f.Max != nil:
+			b.WriteString(" of at most " + num(*f.Max))
+		}
+	case f.Pattern != nil:
+		b.WriteString("must match the pattern ")
+		b.WriteString(f.Pattern.String())
+		if f.MaxLength > 0 {
+			b.WriteString(" in at most " + strconv.Itoa(f.MaxLength) + " characters")
+		}
+	case f.MaxLength > 0:
+		return "must be a string of at most " + strconv.Itoa(f.MaxLength) + " characters"
+	case f.Required:
+		return "is required"
+	default:
+		return "was rejected by the upstream"
+	}
+	b.WriteString(", e.g. ")
+	b.WriteString(f.Example)
+	return b.String()
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

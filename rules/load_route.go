@@ -1,0 +1,390 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/signpost-proxy/signpost/suggest"
+	"gopkg.in/yaml.v3"
+)
+
+func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field {
+	f := &Field{Name: name, Key: name}
+	if dn := l.deref(n); dn.Kind == yaml.ScalarNode && dn.Tag == "!!null" {
+		// "title:" alone declares a field with no constraint.
+		l.finishField(r, f, dn, path, nil)
+		return f
+	}
+	pairs := l.mapping(n, path, fieldKeys, "a mapping of constraints, e.g. {enum: [open, pending, closed]}")
+	if pairs == nil {
+		return nil
+	}
+	at := map[string]*yaml.Node{}
+	var in string
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		at[kv.key] = l.deref(kv.val)
+		switch kv.key {
+		case "in":
+			if s, ok := l.scalar(kv.val, p, "body"); ok {
+				if !contains(locations, s) {
+					l.errorf(at[kv.key], p, "unknown location %q; must be one of: %s", s, strings.Join(locations, ", "))
+				} else {
+					in = s
+				}
+			}
+		case "key":
+			if s, ok := l.scalar(kv.val, p, "ticket.status"); ok {
+				f.Key = s
+			}
+		case "required":
+			f.Required, _ = l.boolean(kv.val, p)
+		case "enum":
+			f.Enum = l.enum(kv.val, p)
+		case "format":
+			if s, ok := l.scalar(kv.val, p, "rfc3339-utc"); ok {
+				if f.Format = FormatNamed(s); f.Format == nil {
+					hint := ""
+					if c := suggest.Closest(s, formatNames()); c != "" {
+						hint = fmt.Sprintf("did you mean %q? ", c)
+					}
+					l.errorf(at[kv.key], p, "unknown format %q; %sknown formats: %s", s, hint, strings.Join(formatNames(), ", "))
+				}
+			}
+		case "pattern":
+			if s, ok := l.scalar(kv.val, p, `'^C-[0-9]+$'`); ok {
+				re, err := regexp.Compile(s)
+				if err != nil {
+					l.errorf(at[kv.key], p, "pattern %q does not compile as RE2: %v", s, reError(err))
+				} else {
+					f.Pattern = re
+				}
+			}
+		case "example":
+			f.Example, _ = l.scalar(kv.val, p, "C-1042")
+		case "min":
+			if v, ok := l.number(kv.val, p, "1"); ok {
+				f.Min = &v
+			}
+		case "max":
+			if v, ok := l.number(kv.val, p, "100"); ok {
+				f.Max = &v
+			}
+		case "max_length":
+			if v, ok := l.integer(kv.val, p, 1, 1<<20, "200"); ok {
+				f.MaxLength = int(v)
+			}
+		}
+	}
+	if in != "" {
+		f.In = Location(in)
+	}
+	l.finishField(r, f, l.deref(n), path, at)
+	return f
+}
+
+// finishField fills defaults and checks that the constraints fit together.
+// at maps each key written to its value node.
+func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at map[string]*yaml.Node) {
+	vars := templateVars(r.Path)
+	switch {
+	case f.In == "" && contains(vars, f.Key):
+		f.In = InPath
+	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"):
+		f.In = InBody
+	case f.In == "":
+		f.In = InQuery
+	case f.In == InPath && r.Path != "" && !contains(vars, f.Key):
+		l.errorf(at["in"], join(path, "in"), "the path %s has no variable {%s}; its variables: %s", r.Path, f.Key, listOrNone(vars))
+	}
+	if f.In == InPath {
+		f.Required = true // a path variable is always present when the route matches
+	}
+	kinds := 0
+	for _, k := range []string{"enum", "format", "pattern"} {
+		if at[k] != nil {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		l.errorf(n, path, "enum, format and pattern each fix a value's form; use one of them")
+		return
+	}
+	numeric := f.Format != nil && f.Format.numeric()
+	for _, k := range []string{"min", "max"} {
+		if at[k] != nil && !numeric {
+			l.errorf(at[k], join(path, k), "%s bounds a number; add format: integer or format: number", k)
+		}
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		l.errorf(at["max"], join(path, "max"), "max %s is below min %s", num(*f.Max), num(*f.Min))
+	}
+	if at["max_length"] != nil && (f.Enum != nil || f.Format != nil) {
+		l.errorf(at["max_length"], join(path, "max_length"), "max_length bounds free text; the enum or format already fixes the length")
+	}
+	if f.Pattern != nil && at["example"] == nil {
+		l.errorf(at["pattern"], join(path, "example"), "missing; a pattern needs one value that matches it, e.g. example: C-1042, so callers see the form as well as the rule")
+	}
+	if at["example"] != nil && f.Enum != nil {
+		l.errorf(at["example"], join(path, "example"), "an enum lists every permitted value already; drop the example")
+	}
+	if at["example"] != nil && f.Example != "" {
+		probe := *f
+		probe.In = InQuery // the example is written as text
+		probe.Required = true
+		if !probe.Check(Text(f.Example)) {
+			l.errorf(at["example"], join(path, "example"), "example %q does not satisfy the field's own rule: %s", f.Example, probe.ruleText())
+		}
+	}
+	if f.Example == "" && f.Format != nil {
+		f.Example = f.Format.Example
+		if f.Min != nil && f.Format.numeric() {
+			f.Example = num(*f.Min)
+		} else if f.Max != nil && f.Format.numeric() && *f.Max < 42 {
+			f.Example = num(*f.Max)
+		}
+	}
+	f.Rule = f.ruleText()
+}
+
+func listOrNone(vs []string) string {
+	if len(vs) == 0 {
+		return "none"
+	}
+	return "{" + strings.Join(vs, "}, {") + "}"
+}
+
+func (l *loader) enum(n *yaml.Node, path string) []string {
+	n = l.deref(n)
+	const want = "must be a non-empty list of strings, e.g. [open, pending, closed]"
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		l.errorf(n, path, "%s; found %s", want, describe(n))
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, item := range n.Content {
+		item = l.deref(item)
+		p := path + "[" + strconv.Itoa(i) + "]"
+		if item.Kind != yaml.ScalarNode || item.Tag == "!!null" || item.Value == "" {
+			l.errorf(item, p, "%s; found %s", want, describe(item))
+			continue
+		}
+		if item.Tag != "!!str" {
+			l.errorf(item, p, "%s is read as a %s, not text; quote it, e.g. %q", item.Value, strings.TrimPrefix(item.Tag, "!!"), item.Value)
+			continue
+		}
+		if contains(out, item.Value) {
+			l.errorf(item, p, "%q is listed twice", item.Value)
+			continue
+		}
+		out = append(out, item.Value)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func reError(err error) string {
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+func (l *loader) errorRules(r *Route, n *yaml.Node, path string) {
+	n = l.deref(n)
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, path, "must be a list of error rules, e.g.\n        - match: {status: 400, json: error, equals: Invalid status}\n          code: invalid_status\n          field: status\nfound %s", describe(n))
+		return
+	}
+	for i, item := range n.Content {
+		p := path + "[" + strconv.Itoa(i) + "]"
+		e := l.errorRule(r, item, p)
+		if e == nil {
+			continue
+		}
+		e.Index = len(r.Errors)
+		e.Pos = Pos{l.deref(item).Line, l.deref(item).Column}
+		r.Errors = append(r.Errors, e)
+		r.concerns.union(e.Match.Status)
+	}
+}
+
+func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
+	pairs := l.mapping(n, path, ruleKeys, "an error rule mapping with match: and code:")
+	if pairs == nil {
+		return nil
+	}
+	e := &ErrorRule{}
+	ok := true
+	var matchSeen, codeSeen bool
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		switch kv.key {
+		case "match":
+			matchSeen = true
+			ok = l.match(kv.val, p, &e.Match) && ok
+		case "code":
+			codeSeen = true
+			if s, good := l.scalar(kv.val, p, "invalid_status"); good {
+				if !snakeCase.MatchString(s) {
+					l.errorf(l.deref(kv.val), p, "code %q must be snake_case, e.g. invalid_status", s)
+					ok = false
+				}
+				e.Code = s
+			}
+		case "field":
+			if s, good := l.scalar(kv.val, p, "status"); good {
+				if e.Field = r.Field(s); e.Field == nil {
+					names := make([]string, len(r.Fields))
+					for i, f := range r.Fields {
+						names[i] = f.Name
+					}
+					msg := fmt.Sprintf("field %q is not declared under this route's fields", s)
+					if c := suggest.Closest(s, names); c != "" {
+						msg += fmt.Sprintf("; did you mean %q?", c)
+					} else if len(names) > 0 {
+						msg += "; declared: " + strings.Join(names, ", ")
+					} else {
+						msg += "; declare it, e.g. fields: {" + s + ": {enum: [a, b]}}"
+					}
+					l.errorf(l.deref(kv.val), p, "%s", msg)
+					ok = false
+				}
+			}
+		case "message":
+			if s, good := l.scalar(kv.val, p, "ticket must be assigned before it can be closed"); good {
+				if strings.TrimSpace(s) == "" {
+					l.errorf(l.deref(kv.val), p, "must not be blank")
+				}
+				e.Message = strings.TrimSpace(s)
+			}
+		case "retryable":
+			if b, good := l.boolean(kv.val, p); good {
+				e.Retryable = &b
+			}
+		}
+	}
+	if !matchSeen {
+		l.errorf(n, join(path, "match"), "missing; an error rule says which upstream responses it means, e.g. match: {status: 400, json: error, equals: Invalid status}")
+		ok = false
+	}
+	if !codeSeen {
+		l.errorf(n, join(path, "code"), "missing; an error rule gives the stable code callers see, e.g. code: invalid_status")
+		ok = false
+	}
+	if codeSeen && e.Field == nil && e.Message == "" && !containsPair(pairs, "field") {
+		l.errorf(n, join(path, "message"), "missing; a rule that names no field must say what went wrong, e.g. message: ticket must be assigned before it can be closed")
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	return e
+}
+
+var statusClass = regexp.MustCompile(`^[45]xx$`)
+
+func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
+	pairs := l.mapping(n, path, matchKeys, "a match mapping, e.g. {status: 400, json: error, equals: Invalid status}")
+	if pairs == nil {
+		return false
+	}
+	ok := true
+	var statusSeen bool
+	var compare []string
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		v := l.deref(kv.val)
+		switch kv.key {
+		case "status":
+			statusSeen = true
+			ok = l.statuses(v, p, &m.Status) && ok
+		case "json":
+			if s, good := l.scalar(v, p, "error"); good {
+				m.JSON = s
+			} else {
+				ok = false
+			}
+		case "equals", "contains":
+			compare = append(compare, kv.key)
+			if s, good := l.scalar(v, p, "Invalid status"); good {
+				if kv.key == "equals" {
+					m.Equals = &s
+				} else {
+					m.Contains = &s
+				}
+			} else {
+				ok = false
+			}
+		case "regex", "body":
+			if kv.key == "regex" {
+				compare = append(compare, kv.key)
+			}
+			s, good := l.scalar(v, p, `'(?i)invalid status'`)
+			if !good {
+				ok = false
+				continue
+			}
+			re, err := regexp.Compile(s)
+			if err != nil {
+				l.errorf(v, p, "regex %q does not compile as RE2: %v", s, reError(err))
+				ok = false
+				continue
+			}
+			if kv.key == "regex" {
+				m.Regex = re
+			} else {
+				m.Body = re
+			}
+		}
+	}
+	if !statusSeen {
+		l.errorf(l.deref(n), join(path, "status"), "missing; a match names the upstream status, e.g. status: 400, status: [400, 422] or status: 4xx")
+		ok = false
+	}
+	if len(compare) > 1 {
+		l.errorf(l.deref(n), path, "%s each compare the JSON value; use one of them", strings.Join(compare, " and "))
+		ok = false
+	}
+	if len(compare) == 1 && m.JSON == "" {
+		l.errorf(l.deref(n), join(path, "json"), "missing; %s compares the value at a JSON path, e.g. json: error", compare[0])
+		ok = false
+	}
+	return ok
+}
+
+// statuses reads a status, a class like 4xx, or a list of them.
+func (l *loader) statuses(n *yaml.Node, path string, set *statusSet) bool {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+		if len(items) == 0 {
+			l.errorf(n, path, "must list at least one status, e.g. [400, 422]")
+			return false
+		}
+	}
+	ok := true
+	for _, it := range items {
+		it = l.deref(it)
+		switch {
+		case it.Kind == yaml.ScalarNode && it.Tag == "!!int":
+			st, err := strconv.Atoi(it.Value)
+			if err != nil || st < minStatus || st > maxStatus {
+				l.errorf(it, path, "status %s must be an error status from 400 to 599, or a class like 4xx", it.Value)
+				ok = false
+				continue
+			}
+			set.add(st)
+		case it.Kind == yaml.ScalarNode && statusClass.MatchString(strings.ToLower(it.Value)):
+			base := int(it.Value[0]-'0') * 100
+			for st := base; st < base+100; st++ {
+				set.add(st)
+			}
+		default:
+			l.errorf(it, path, "status %s must be an error status from 400 to 599, a class like 4xx, or a list of them, e.g. [400, 422]", describe(it))
+			ok = false
+		}
+	}
+	return ok
+}

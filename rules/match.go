@@ -1,0 +1,155 @@
+package rules
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// statusSet is a set of error statuses, 400 to 599.
+type statusSet [4]uint64
+
+const minStatus, maxStatus = 400, 599
+
+func (s *statusSet) add(status int) { i := status - minStatus; s[i/64] |= 1 << (i % 64) }
+
+func (s *statusSet) has(status int) bool {
+	if status < minStatus || status > maxStatus {
+		return false
+	}
+	i := status - minStatus
+	return s[i/64]&(1<<(i%64)) != 0
+}
+
+func (s *statusSet) union(o statusSet) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
+
+// String lists the set compactly, using classes where whole: "4xx, 503".
+func (s statusSet) String() string {
+	var parts []string
+	for class := minStatus; class <= maxStatus; class += 100 {
+		whole := true
+		for st := class; st < class+100; st++ {
+			if !s.has(st) {
+				whole = false
+				break
+			}
+		}
+		if whole {
+			parts = append(parts, strconv.Itoa(class/100)+"xx")
+			continue
+		}
+		for st := class; st < class+100; st++ {
+			if s.has(st) {
+				parts = append(parts, strconv.Itoa(st))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Body is an upstream error body under examination, parsed at most once.
+type Body struct {
+	Raw     []byte
+	checked bool
+	valid   bool
+}
+
+func (b *Body) isJSON() bool {
+	if !b.checked {
+		b.valid, b.checked = gjson.ValidBytes(b.Raw), true
+	}
+	return b.valid
+}
+
+// MatchError returns the first error rule of the route that matches an
+// upstream response with this status and body, or nil.
+func (r *Route) MatchError(status int, body *Body) *ErrorRule {
+	if !r.concerns.has(status) {
+		return nil
+	}
+	for _, e := range r.Errors {
+		if e.Match.matches(status, body) {
+			return e
+		}
+	}
+	return nil
+}
+
+func (m *Match) matches(status int, body *Body) bool {
+	if !m.Status.has(status) {
+		return false
+	}
+	if m.Body != nil && !m.Body.Match(body.Raw) {
+		return false
+	}
+	if m.JSON == "" {
+		return true
+	}
+	if !body.isJSON() {
+		return false
+	}
+	v := gjson.GetBytes(body.Raw, m.JSON)
+	if !v.Exists() {
+		return false
+	}
+	switch {
+	case m.Equals != nil:
+		return v.String() == *m.Equals
+	case m.Contains != nil:
+		return strings.Contains(v.String(), *m.Contains)
+	case m.Regex != nil:
+		return m.Regex.MatchString(v.String())
+	}
+	return true
+}
+
+// CaptureGroup is the name of the regex group whose text becomes the
+// "received" value of a rewritten error.
+const CaptureGroup = "received"
+
+// Captured returns the text the rule's regex captured in its "received"
+// group from body, if the rule has such a group and it matched.
+func (e *ErrorRule) Captured(body *Body) (string, bool) {
+	if re := e.Match.Body; re != nil && re.SubexpIndex(CaptureGroup) >= 0 {
+		return capture(re, body.Raw)
+	}
+	if re := e.Match.Regex; re != nil && re.SubexpIndex(CaptureGroup) >= 0 && body.isJSON() {
+		return capture(re, []byte(gjson.GetBytes(body.Raw, e.Match.JSON).String()))
+	}
+	return "", false
+}
+
+func capture(re *regexp.Regexp, b []byte) (string, bool) {
+	m := re.FindSubmatchIndex(b)
+	i := re.SubexpIndex(CaptureGroup)
+	if m == nil || m[2*i] < 0 {
+		return "", false
+	}
+	return string(b[m[2*i]:m[2*i+1]]), true
+}
+
+// IsRetryable reports whether repeating the call unchanged may succeed: the
+// rule's own say if it has one, else true only for statuses that mean
+// "later" (429, 502, 503, 504).
+func (e *ErrorRule) IsRetryable(status int) bool {
+	if e.Retryable != nil {
+		return *e.Retryable
+	}
+	return TransientStatus(status)
+}
+
+// TransientStatus reports whether an upstream status means the same call
+// may succeed later.
+func TransientStatus(status int) bool {
+	switch status {
+	case 429, 502, 503, 504:
+		return true
+	}
+	return false
+}
