@@ -88,6 +88,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		Transport:      transport,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.upstreamFailed,
+		BufferPool:     newBufferPool(),
 		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	return p, nil

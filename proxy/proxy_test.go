@@ -1,0 +1,252 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// roundTrip is a fake upstream: it answers in process and records what it
+// was sent.
+type roundTrip struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+	got    []byte // the request body the upstream received
+}
+
+func (rt *roundTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		rt.got, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	if rt.err != nil {
+		return nil, rt.err
+	}
+	h := rt.header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	return &http.Response{StatusCode: rt.status, Header: h, Body: io.NopCloser(bytes.NewReader(rt.body)),
+		ContentLength: int64(len(rt.body)), Request: r}, nil
+}
+
+type fixture struct {
+	p   *Proxy
+	reg *prometheus.Registry
+	m   *metrics.Metrics
+}
+
+func newProxy(t testing.TB, rt http.RoundTripper) *fixture {
+	t.Helper()
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	p, err := New(cfg, Options{Transport: rt, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{p, reg, m}
+}
+
+func (f *fixture) do(method, target, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	w := httptest.NewRecorder()
+	f.p.ServeHTTP(w, req)
+	return w
+}
+
+func (f *fixture) counter(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.Metric {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.Label {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+
+func TestRewriteFixesFraming(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"error":"Invalid status"}`))
+	zw.Close()
+	for _, tc := range []struct {
+		name string
+		hdr  http.Header
+		body []byte
+	}{
+		{"plain", http.Header{"Content-Type": {"text/plain"}, "Etag": {`"v1"`}}, []byte(`{"error":"Invalid status"}`)},
+		{"gzip", http.Header{"Content-Encoding": {"gzip"}, "Content-Type": {"application/json"}}, gz.Bytes()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.hdr.Set("Content-Length", itoa(len(tc.body)))
+			tc.hdr.Set("X-Upstream", "kept")
+			f := newProxy(t, &roundTrip{status: 400, header: tc.hdr, body: tc.body})
+			w := f.do("PATCH", "/tickets/T-1", `{"status":"OPEN"}`)
+			if w.Code != 400 || w.Body.String() != rewritten {
+				t.Fatalf("got %d %s; want 400 %s", w.Code, w.Body, rewritten)
+			}
+			h := w.Result().Header
+			if got := h.Get("Content-Length"); got != itoa(len(rewritten)) {
+				t.Errorf("Content-Length %q; want %d", got, len(rewritten))
+			}
+			for k, want := range map[string]string{"Content-Type": "application/json", "Content-Encoding": "", "Etag": "", "X-Upstream": "kept"} {
+				if got := h.Get(k); got != want {
+					t.Errorf("%s = %q; want %q", k, got, want)
+				}
+			}
+			if c := f.counter(t, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status"); c != 1 {
+				t.Errorf("rejections counter = %v; want 1", c)
+			}
+		})
+	}
+}
+
+func TestPassThrough(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 4096)
+	bomb := func() []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(`{"error":"Invalid status","pad":"`))
+		zw.Write(bytes.Repeat([]byte("0"), 1<<20))
+		zw.Write([]byte(`"}`))
+		zw.Close()
+		return b.Bytes()
+	}()
+	for _, tc := range []struct {
+		name     string
+		method   string
+		target   string
+		status   int
+		hdr      http.Header
+		body     []byte
+		counter  string
+		labels   []string
+		rewrites bool
+	}{
+		{name: "success", method: "PATCH", target: "/tickets/T-1", status: 200, body: []byte(`{"status":"open"}`)},
+		{name: "unmatched message", method: "PATCH", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Other"}`),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
+		{name: "status no rule concerns", method: "PATCH", target: "/tickets/T-1", status: 418, body: []byte(`teapot`),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "418"}},
+		{name: "route without rules", method: "GET", target: "/tickets/T-1", status: 404, body: []byte(`{"error":"No such ticket"}`),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "get_ticket", "status", "404"}},
+		{name: "unrouted", method: "DELETE", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Invalid status"}`),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "(unrouted)", "status", "400"}},
+		{name: "oversized", method: "PATCH", target: "/tickets/T-1", status: 400,
+			body:    append(append([]byte(`{"error":"Invalid status","pad":"`), big...), `"}`...),
+			counter: "signpost_upstream_error_bodies_oversized_total", labels: []string{"route", "update_ticket"}},
+		{name: "gzip bomb", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: bomb,
+			counter: "signpost_upstream_error_bodies_oversized_total", labels: []string{"route", "update_ticket"}},
+		{name: "corrupt gzip", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: []byte("\x1f\x8bnot gzip at all"),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
+		{name: "unknown encoding", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"br"}}, body: []byte("\x0b\x02\x80"),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
+		{name: "event stream error", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Type": {"text/event-stream"}}, body: []byte(`{"error":"Invalid status"}`),
+			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newProxy(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body})
+			w := f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+			if w.Code != tc.status || !bytes.Equal(w.Body.Bytes(), tc.body) {
+				t.Fatalf("got %d with %d bytes; want %d with the upstream's %d bytes unchanged", w.Code, w.Body.Len(), tc.status, len(tc.body))
+			}
+			if tc.hdr.Get("Content-Encoding") != "" && w.Result().Header.Get("Content-Encoding") != tc.hdr.Get("Content-Encoding") {
+				t.Errorf("Content-Encoding dropped from a body passed through")
+			}
+			if tc.counter != "" {
+				if c := f.counter(t, tc.counter, tc.labels...); c != 1 {
+					t.Errorf("%s%v = %v; want 1", tc.counter, tc.labels, c)
+				}
+			}
+			if c := f.counter(t, "signpost_rejections_total"); c != 0 {
+				t.Errorf("rejections = %v; want 0", c)
+			}
+		})
+	}
+}
+
+func TestRequestBodyForwardedIntact(t *testing.T) {
+	for _, body := range []string{`{"status":"OPEN"}`, `{"status":"OPEN","pad":"` + strings.Repeat("y", 2048) + `"}`} {
+		rt := &roundTrip{status: 400, body: []byte(`{"error":"Invalid status"}`)}
+		f := newProxy(t, rt)
+		w := f.do("PATCH", "/tickets/T-1", body)
+		if string(rt.got) != body {
+			t.Errorf("upstream got %d bytes; want the %d sent", len(rt.got), len(body))
+		}
+		// Over the 1 KiB bound the body is forwarded unread: no "received".
+		wantReceived := len(body) <= 1024
+		if got := strings.Contains(w.Body.String(), `"received":"OPEN"`); got != wantReceived {
+			t.Errorf("body %d bytes: received echoed = %v; want %v (%s)", len(body), got, wantReceived, w.Body)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "net/http: timeout awaiting response headers" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestUpstreamFailure(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), 502, "upstream_unavailable"},
+		{timeoutErr{}, 504, "upstream_timeout"},
+		{context.DeadlineExceeded, 504, "upstream_timeout"},
+	} {
+		f := newProxy(t, &roundTrip{err: tc.err})
+		w := f.do("PATCH", "/tickets/T-1", `{"status":"open"}`)
+		if w.Code != tc.status || !strings.HasPrefix(w.Body.String(), `{"error":"`+tc.code+`"`) || !strings.HasSuffix(w.Body.String(), `"retryable":true}`) {
+			t.Errorf("%v: got %d %s; want %d with code %s, retryable", tc.err, w.Code, w.Body, tc.status, tc.code)
+		}
+		if strings.Contains(w.Body.String(), "127.0.0.1") || strings.Contains(w.Body.String(), "net/http") {
+			t.Errorf("body leaks the transport error: %s", w.Body)
+		}
+		if got := w.Result().Header.Get("Content-Type"); got != "application/json" {
+			t.Errorf("Content-Type %q", got)
+		}
+		if c := f.counter(t, "signpost_upstream_failures_total", "route", "update_ticket", "code", tc.code); c != 1 {
+			t.Errorf("failures counter = %v; want 1", c)
+		}
+	}
+}

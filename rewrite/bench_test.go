@@ -1,0 +1,29 @@
+package rewrite_test
+
+import (
+	"testing"
+
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// BenchmarkMatchAndRewrite measures the error path's core: matching one
+// upstream error against a route's rules and rendering the actionable body.
+func BenchmarkMatchAndRewrite(b *testing.B) {
+	cfg := loadRules(b)
+	rt, req := route(b, cfg, "PATCH", "/tickets/T-8841")
+	req.Body = []byte(`{"status":"OPEN","note":"customer asked twice"}`)
+	upstream := []byte(`{"error":"Invalid status"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		body := &rules.Body{Raw: upstream}
+		r := *req // a fresh request view, as each exchange has its own
+		rule := rt.MatchError(400, body)
+		if rule == nil {
+			b.Fatal("no match")
+		}
+		if out := rewrite.Matched(rule, 400, body, &r, 64).JSON(); len(out) == 0 {
+			b.Fatal("empty body")
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package rewrite_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/mux"
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// fixture is one golden case: a request, the upstream's answer, and the
+// body signpost must write (or "no match").
+type fixture struct {
+	method, target string
+	header         http.Header
+	body           string
+	status         int
+	upstream       string
+	want           string
+}
+
+const separator = "----------"
+
+var headerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*): (.*)$`)
+
+func readFixture(t *testing.T, path string) fixture {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimRight(string(data), "\n"), "\n") {
+		if !strings.HasPrefix(l, "# ") {
+			lines = append(lines, l)
+		}
+	}
+	parts := strings.Split(strings.Join(lines, "\n"), "\n"+separator+"\n")
+	if len(parts) != 3 {
+		t.Fatalf("%s: want request, upstream response and expected body separated by %q lines; found %d parts", path, separator, len(parts))
+	}
+	var f fixture
+	first, header, body := splitMessage(parts[0])
+	var ok bool
+	if f.method, f.target, ok = strings.Cut(first, " "); !ok {
+		t.Fatalf("%s: request line %q: want METHOD TARGET", path, first)
+	}
+	f.header, f.body = header, body
+	first, _, f.upstream = splitMessage(parts[1])
+	if f.status, err = strconv.Atoi(first); err != nil {
+		t.Fatalf("%s: upstream status %q: %v", path, first, err)
+	}
+	f.want = strings.TrimSpace(parts[2])
+	return f
+}
+
+// splitMessage splits "first line, headers, body".
+func splitMessage(s string) (string, http.Header, string) {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Scan()
+	first := sc.Text()
+	h := http.Header{}
+	var body []string
+	inHeader := true
+	for sc.Scan() {
+		if m := headerLine.FindStringSubmatch(sc.Text()); inHeader && m != nil {
+			h.Add(m[1], m[2])
+			continue
+		}
+		inHeader = false
+		body = append(body, sc.Text())
+	}
+	return first, h, strings.Join(body, "\n")
+}
+
+func loadRules(t testing.TB) *rules.Config {
+	t.Helper()
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// route finds the route of cfg a request goes to, as the proxy would.
+func route(t testing.TB, cfg *rules.Config, method, target string) (*rules.Route, *rewrite.Request) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mux.NewRouter()
+	for _, rt := range cfg.Routes {
+		r.NewRoute().Name(rt.Name).Methods(rt.Method).Path(rt.Path)
+	}
+	var m mux.RouteMatch
+	if !r.Match(&http.Request{Method: method, URL: u}, &m) || m.Route == nil {
+		t.Fatalf("%s %s matches no route", method, target)
+	}
+	for _, rt := range cfg.Routes {
+		if rt.Name == m.Route.GetName() {
+			return rt, &rewrite.Request{Vars: m.Vars, Query: u.Query()}
+		}
+	}
+	t.Fatal("unreachable")
+	return nil, nil
+}
+
+func TestMatchedGolden(t *testing.T) {
+	cfg := loadRules(t)
+	files, _ := filepath.Glob("testdata/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no fixtures in testdata")
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			f := readFixture(t, path)
+			rt, req := route(t, cfg, f.method, f.target)
+			req.Header = f.header
+			if f.body != "" {
+				req.Body = []byte(f.body)
+			}
+			body := &rules.Body{Raw: []byte(f.upstream)}
+			rule := rt.MatchError(f.status, body)
+			if rule == nil {
+				if f.want != "no match" {
+					t.Fatalf("no rule of %s matched %d %s; want %s", rt.Name, f.status, f.upstream, f.want)
+				}
+				return
+			}
+			if f.want == "no match" {
+				t.Fatalf("rule %d (%s) matched; want no match", rule.Index, rule.Code)
+			}
+			got := rewrite.Matched(rule, f.status, body, req, cfg.Limits.Received).JSON()
+			if !json.Valid(got) {
+				t.Fatalf("body is not valid JSON: %s", got)
+			}
+			if string(got) != f.want {
+				t.Errorf("body mismatch\n got: %s\nwant: %s", got, f.want)
+			}
+		})
+	}
+}
+
+func TestInvalidUTF8IsEscaped(t *testing.T) {
+	cfg := loadRules(t)
+	rt, req := route(t, cfg, "PATCH", "/tickets/T-1")
+	req.Body = []byte("{\"status\":\"O\xffP\xc3\"}")
+	body := &rules.Body{Raw: []byte(`{"error":"Invalid status"}`)}
+	got := rewrite.Matched(rt.MatchError(400, body), 400, body, req, 64).JSON()
+	// gjson does not validate UTF-8 inside strings, so the raw bytes reach
+	// the rewrite; they must leave it as U+FFFD escapes.
+	want := `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"O\ufffdP\ufffd","retryable":false}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestFailure(t *testing.T) {
+	got := string(rewrite.Failure("upstream_unavailable", "the upstream service could not be reached", true).JSON())
+	want := `{"error":"upstream_unavailable","message":"the upstream service could not be reached","retryable":true}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestReceivedCut(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, `"abc"`},
+		{"abcd", 3, `"abc…[+1 chars]"`},
+		{"żółw", 2, `"żó…[+2 chars]"`},
+		{"", 8, `""`},
+	} {
+		if got := string(rewrite.Received(rules.Text(tc.in), tc.max)); got != tc.want {
+			t.Errorf("Received(%q, %d) = %s; want %s", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
