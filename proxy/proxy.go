@@ -26,8 +26,9 @@ import (
 type Options struct {
 	// Upstream overrides the rule file's upstream base URL.
 	Upstream *url.URL
-	// UpstreamTimeout bounds the wait for the upstream's response headers.
-	// Zero means 30 seconds.
+	// UpstreamTimeout bounds the wait for the upstream's response headers,
+	// and again the reading of an error body signpost examines. Zero means
+	// 30 seconds.
 	UpstreamTimeout time.Duration
 	// Transport replaces the upstream transport, for tests.
 	Transport http.RoundTripper
@@ -50,6 +51,9 @@ type Proxy struct {
 	rp      *httputil.ReverseProxy
 	metrics *metrics.Metrics
 	log     *slog.Logger
+	// bodyTimeout bounds reading an upstream error body once its headers
+	// have arrived, so a stalled body cannot hold a request forever.
+	bodyTimeout time.Duration
 }
 
 // New builds the proxy for a loaded rule file.
@@ -68,6 +72,11 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		routes:  make(map[string]*rules.Route, len(cfg.Routes)),
 		metrics: opts.Metrics,
 		log:     opts.Log,
+
+		bodyTimeout: opts.UpstreamTimeout,
+	}
+	if p.bodyTimeout <= 0 {
+		p.bodyTimeout = DefaultUpstreamTimeout
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -136,7 +145,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ex.route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
 		body, err := bufferRequest(r, p.cfg.Limits.RequestBody)
 		if err != nil {
-			p.writeError(w, r, ex.route, http.StatusBadRequest, rewrite.Failure("unreadable_request_body",
+			p.writeError(w, r, ex.route, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
 				"the request body could not be read to its end; send the whole body again", true))
 			return
 		}
@@ -145,11 +154,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
-func (p *Proxy) writeError(w http.ResponseWriter, r *http.Request, route *rules.Route, status int, e *rewrite.Error) {
+func (p *Proxy) writeError(w http.ResponseWriter, r *http.Request, route *rules.Route, e *rewrite.Error) {
 	body := e.JSON()
 	h := w.Header()
 	h.Set("Content-Type", rewrite.ContentType)
 	h.Set("Content-Length", itoa(len(body)))
-	w.WriteHeader(status)
+	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/metrics"
@@ -248,5 +249,37 @@ func TestUpstreamFailure(t *testing.T) {
 		if c := f.counter(t, "signpost_upstream_failures_total", "route", "update_ticket", "code", tc.code); c != 1 {
 			t.Errorf("failures counter = %v; want 1", c)
 		}
+	}
+}
+
+// stalledBody sends a little of an error body and then nothing, until it is
+// closed.
+type stalledBody struct{}
+
+func (stalledBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	pr, pw := io.Pipe()
+	go pw.Write([]byte(`{"error":"Invalid`))
+	return &http.Response{StatusCode: 400, Header: http.Header{}, Body: pr, ContentLength: -1, Request: r}, nil
+}
+
+func TestStalledErrorBodyIsBounded(t *testing.T) {
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, Options{Transport: stalledBody{}, UpstreamTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { recover() }() // ReverseProxy aborts the broken copy with a panic
+		p.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{}`)))
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stalled error body held the request past the upstream timeout")
 	}
 }

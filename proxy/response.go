@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -41,7 +42,9 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 		return nil
 	}
 	limit := p.cfg.Limits.ErrorBody
+	stall := time.AfterFunc(p.bodyTimeout, func() { res.Body.Close() })
 	raw, err := readHead(res.Body, limit)
+	stall.Stop()
 	if err != nil || int64(len(raw)) > limit {
 		res.Body = putBack(raw, res.Body, err)
 		if err == nil {
@@ -87,13 +90,18 @@ func replaceBody(res *http.Response, body []byte) {
 	res.ContentLength = int64(len(body))
 	res.TransferEncoding = nil
 	res.Uncompressed = false
+	res.Trailer = nil
 	h := res.Header
 	h.Set("Content-Type", rewrite.ContentType)
 	h.Set("Content-Length", itoa(len(body)))
-	for _, k := range []string{"Content-Encoding", "Content-Md5", "Content-Range", "Etag", "Last-Modified"} {
+	for _, k := range staleHeaders {
 		h.Del(k)
 	}
 }
+
+// staleHeaders describe the body a rewrite replaces, so they go with it.
+var staleHeaders = []string{"Content-Encoding", "Content-Md5", "Content-Range", "Content-Digest",
+	"Repr-Digest", "Digest", "Etag", "Last-Modified", "Trailer"}
 
 func (p *Proxy) unmatched(route string, status int) {
 	if p.metrics != nil {
@@ -196,18 +204,18 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	if ex, _ := r.Context().Value(exchangeKey{}).(*exchange); ex != nil {
 		route, routeName = ex.route, ex.route.Name
 	}
-	status, e := http.StatusBadGateway, rewrite.Failure("upstream_unavailable",
+	e := rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
 		"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		status, e = http.StatusGatewayTimeout, rewrite.Failure("upstream_timeout",
+		e = rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
 			"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", true)
 	}
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
 	p.log.Warn("upstream failed", "route", routeName, "code", e.Code, "error", err.Error())
-	p.writeError(w, r, route, status, e)
+	p.writeError(w, r, route, e)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -17,6 +18,9 @@ type Request struct {
 	// Body is the buffered request body, or nil when the route declares no
 	// body fields or the body was over the buffering bound.
 	Body []byte
+	// BodyUnread is set when the body was over the buffering bound and
+	// was forwarded without being read: its fields are unknown, not absent.
+	BodyUnread bool
 
 	bodyChecked, bodyJSON bool
 }
@@ -30,7 +34,7 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 			r.bodyJSON, r.bodyChecked = r.Body != nil && gjson.ValidBytes(r.Body), true
 		}
 		if r.bodyJSON {
-			return gjson.GetBytes(r.Body, f.Key)
+			return lastValue(r.Body, f.Key)
 		}
 	case rules.InQuery:
 		if vs, ok := r.Query[f.Key]; ok && len(vs) > 0 {
@@ -46,4 +50,34 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 		}
 	}
 	return gjson.Result{}
+}
+
+// lastValue returns the value at a gjson path as the upstream most likely
+// read it: where an object repeats a key, parsers keep the last one, while
+// gjson finds the first. Plain dotted paths are walked member by member;
+// paths with gjson's query syntax fall back to gjson's own lookup.
+func lastValue(body []byte, path string) gjson.Result {
+	if strings.ContainsAny(path, `*?#|@!\`+"`") {
+		return gjson.GetBytes(body, path)
+	}
+	cur := gjson.ParseBytes(body)
+	for key := range strings.SplitSeq(path, ".") {
+		var found gjson.Result
+		switch {
+		case cur.IsObject():
+			cur.ForEach(func(k, v gjson.Result) bool {
+				if k.Str == key {
+					found = v
+				}
+				return true
+			})
+		case cur.IsArray():
+			found = cur.Get(key)
+		}
+		if !found.Exists() {
+			return gjson.Result{}
+		}
+		cur = found
+	}
+	return cur
 }

@@ -7,58 +7,162 @@
 package rewrite
 
 import (
+	"net/http"
+	"strconv"
+	"strings"
+
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
-// ContentType is the media type of every body signpost writes.
-const ContentType = "application/json"
+// Media types of the bodies signpost writes.
+const (
+	ContentType        = "application/json"
+	ProblemContentType = "application/problem+json"
+)
 
 // Error is the content of one actionable error body.
 type Error struct {
+	// Status is the HTTP status the body is sent with.
+	Status  int
 	Code    string
 	Field   string // empty when no single field is at fault
 	Message string
 	// Received is the offending value as JSON, or nil when there is none.
-	Received  []byte
+	Received []byte
+	// Errors lists every field fault of a batched body, in declared order.
+	Errors []Entry
+	// NextCall is the call to make before this one can succeed, or nil.
+	NextCall *Call
+	// Retryable says whether the same call may succeed later.
 	Retryable bool
+	// RetryAfter is the wait before a retry, in whole seconds; zero omits it.
+	RetryAfter int
 }
 
-// JSON renders e in the order error, field, message, received, retryable.
+// Entry is one field fault in a batched body.
+type Entry struct {
+	Field, Code, Message string
+	Received             []byte // JSON, or nil
+}
+
+// Call names a route and the arguments to call it with.
+type Call struct {
+	Name      string
+	Arguments []Argument // in declared order
+}
+
+// Argument is one argument of a Call; Value is JSON.
+type Argument struct {
+	Name  string
+	Value []byte
+}
+
+// JSON renders e as signpost's own format, members in the order error,
+// field, message, received, errors, next_call, retryable,
+// retry_after_seconds.
 func (e *Error) JSON() []byte {
-	b := make([]byte, 0, 128+len(e.Message)+len(e.Received))
-	b = append(b, '{', '}')
-	b = set(b, "error", appendQuoted(nil, e.Code, len(e.Code)))
-	if e.Field != "" {
-		b = set(b, "field", appendQuoted(nil, e.Field, len(e.Field)))
-	}
-	b = set(b, "message", appendQuoted(nil, e.Message, len(e.Message)))
-	if e.Received != nil {
-		b = set(b, "received", e.Received)
-	}
-	if e.Retryable {
-		b = set(b, "retryable", []byte("true"))
-	} else {
-		b = set(b, "retryable", []byte("false"))
-	}
-	return b
+	o := newObject(160 + len(e.Message) + len(e.Received))
+	o.str("error", e.Code)
+	e.members(&o, "message")
+	return o.b
 }
 
-// set adds a member holding raw JSON. The keys are literal and the values
-// already valid JSON, so sjson cannot fail here.
-func set(b []byte, key string, raw []byte) []byte {
-	out, err := sjson.SetRawBytesOptions(b, key, raw, &sjson.Options{ReplaceInPlace: true})
-	if err != nil {
-		panic("rewrite: sjson rejected key " + key + ": " + err.Error())
+// ProblemJSON renders e as RFC 9457 Problem Details: type, title, status
+// and detail, with signpost's members as extensions.
+func (e *Error) ProblemJSON() []byte {
+	o := newObject(200 + len(e.Message) + len(e.Received))
+	o.str("type", "about:blank")
+	o.str("title", http.StatusText(e.Status))
+	o.raw("status", strconv.AppendInt(nil, int64(e.Status), 10))
+	o.str("code", e.Code)
+	e.members(&o, "detail")
+	return o.b
+}
+
+// members writes what both formats share, the message under messageKey.
+func (e *Error) members(o *object, messageKey string) {
+	if e.Field != "" {
+		o.str("field", e.Field)
 	}
-	return out
+	o.str(messageKey, e.Message)
+	if e.Received != nil {
+		o.raw("received", e.Received)
+	}
+	if len(e.Errors) > 0 {
+		list := make([]byte, 0, 128*len(e.Errors))
+		list = append(list, '[')
+		for i, en := range e.Errors {
+			if i > 0 {
+				list = append(list, ',')
+			}
+			item := newObject(96 + len(en.Message) + len(en.Received))
+			item.str("field", en.Field)
+			item.str("code", en.Code)
+			item.str("message", en.Message)
+			if en.Received != nil {
+				item.raw("received", en.Received)
+			}
+			list = append(list, item.b...)
+		}
+		o.raw("errors", append(list, ']'))
+	}
+	if c := e.NextCall; c != nil {
+		call := newObject(64)
+		call.str("call", c.Name)
+		args := newObject(64)
+		for _, a := range c.Arguments {
+			args.raw(a.Name, a.Value)
+		}
+		call.raw("arguments", args.b)
+		o.raw("next_call", call.b)
+	}
+	o.raw("retryable", strconv.AppendBool(nil, e.Retryable))
+	if e.RetryAfter > 0 {
+		o.raw("retry_after_seconds", strconv.AppendInt(nil, int64(e.RetryAfter), 10))
+	}
+}
+
+// object builds a JSON object member by member with sjson, in the order
+// the members are set.
+type object struct{ b []byte }
+
+func newObject(capHint int) object {
+	return object{b: append(make([]byte, 0, capHint), '{', '}')}
+}
+
+func (o *object) str(key, s string) { o.raw(key, appendQuoted(nil, s, -1)) }
+
+// raw adds a member holding JSON. Keys are signpost's own or declared
+// names and values are valid JSON, so sjson cannot fail here; a key with
+// gjson path characters is escaped so it stays one member.
+func (o *object) raw(key string, raw []byte) {
+	out, err := sjson.SetRawBytesOptions(o.b, escapeKey(key), raw, &sjson.Options{ReplaceInPlace: true})
+	if err != nil {
+		panic("rewrite: sjson rejected member " + strconv.Quote(key) + ": " + err.Error())
+	}
+	o.b = out
+}
+
+func escapeKey(k string) string {
+	if !strings.ContainsAny(k, `.*?|#@!\`) {
+		return k
+	}
+	var b strings.Builder
+	for _, r := range k {
+		if strings.ContainsRune(`.*?|#@!\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Matched describes an upstream error that rule matched, for a request to
 // route. maxReceived caps an echoed string, in characters.
 func Matched(rule *rules.ErrorRule, status int, body *rules.Body, req *Request, maxReceived int) *Error {
-	e := &Error{Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(status)}
+	e := &Error{Status: status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(status)}
 	if f := rule.Field; f != nil {
 		e.Field = f.Name
 		if e.Message == "" {
@@ -77,8 +181,8 @@ func Matched(rule *rules.ErrorRule, status int, body *rules.Body, req *Request, 
 
 // Failure describes signpost's own failure to get an answer from the
 // upstream, such as a refused connection or a timeout.
-func Failure(code, message string, retryable bool) *Error {
-	return &Error{Code: code, Message: message, Retryable: retryable}
+func Failure(status int, code, message string, retryable bool) *Error {
+	return &Error{Status: status, Code: code, Message: message, Retryable: retryable}
 }
 
 // Received renders a request value as it would be echoed, for callers that

@@ -166,7 +166,7 @@ func TestInvalidUTF8IsEscaped(t *testing.T) {
 }
 
 func TestFailure(t *testing.T) {
-	got := string(rewrite.Failure("upstream_unavailable", "the upstream service could not be reached", true).JSON())
+	got := string(rewrite.Failure(502, "upstream_unavailable", "the upstream service could not be reached", true).JSON())
 	want := `{"error":"upstream_unavailable","message":"the upstream service could not be reached","retryable":true}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

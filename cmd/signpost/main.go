@@ -57,6 +57,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "signpost: unknown command %q%s; commands: serve, check, demo, version\n", cmd, didYouMean(cmd, []string{"serve", "check", "demo", "version"}))
+	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: serve, check, demo, version\n", cmd, didYouMean(cmd, []string{"serve", "check", "demo", "version"}))
 	return exitUsage
 }

@@ -46,7 +46,7 @@ func TestCommands(t *testing.T) {
 	}{
 		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:", "signpost check FILE..."}},
 		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"signpost serve --config FILE"}},
-		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"?`}},
+		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"? commands: serve, check, demo, version`}},
 		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"signpost ", "go1."}},
 		{name: "check clean", args: []string{"check", "../../configs/tickets.yaml"}, code: 0,
 			stdout: []string{"../../configs/tickets.yaml: ok: 4 routes, 10 fields, 9 error rules"}, emptyError: true},
@@ -64,7 +64,7 @@ func TestCommands(t *testing.T) {
 		{name: "serve broken", args: []string{"serve", "--config", bad}, code: 2,
 			stderr: []string{bad + ":5:5:", "refusing to start"}},
 		{name: "serve without config", args: []string{"serve"}, code: 2, stderr: []string{"--config names the rule file"}},
-		{name: "serve without upstream", args: []string{"serve", "--config", noUpstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, code: 1,
+		{name: "serve without upstream", args: []string{"serve", "--config", noUpstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, code: 2,
 			stderr: []string{"no upstream: set upstream: in " + noUpstream + " or pass --upstream"}},
 		{name: "serve bad upstream flag", args: []string{"serve", "--config", noUpstream, "--upstream", "localhost:8081"}, code: 2,
 			stderr: []string{`--upstream "localhost:8081" is not an upstream base URL`}},

@@ -65,6 +65,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if cfg.Upstream == nil && opts.Upstream == nil {
+		fmt.Fprintf(stderr, "signpost serve: no upstream: set upstream: in %s or pass --upstream, e.g. --upstream http://127.0.0.1:8081\n", *config)
+		return exitUsage
+	}
 	opts.Listen, opts.Admin = *listen, *admin
 	opts.UpstreamTimeout, opts.DrainTimeout = *timeout, *drain
 	opts.Log = log

@@ -41,7 +41,7 @@ func versionString() string {
 
 func didYouMean(got string, options []string) string {
 	if s := suggest.Closest(got, options); s != "" {
-		return "; did you mean \"" + s + "\"?"
+		return "did you mean \"" + s + "\"? "
 	}
 	return ""
 }

@@ -1,0 +1,71 @@
+package rewrite
+
+import (
+	"strconv"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// DefaultMaxErrors caps the entries of a batched body.
+const DefaultMaxErrors = 10
+
+// Validate checks every declared field of route in req independently and
+// returns one entry per field whose value breaks its constraint, in declared
+// order. It judges only the arguments' shape, never whether a record exists.
+// Body fields are skipped when the body was too large to read.
+func Validate(route *rules.Route, req *Request, maxReceived int) []Entry {
+	var out []Entry
+	for _, f := range route.Fields {
+		if f.In == rules.InBody && req.BodyUnread {
+			continue
+		}
+		v := req.Value(f)
+		if f.Check(v) {
+			continue
+		}
+		e := Entry{Field: f.Name, Code: FieldCode(route, f), Message: f.Rule}
+		if v.Exists() {
+			e.Received = appendValue(nil, v, maxReceived)
+		} else if f.Rule != "is required" {
+			e.Message = "is required; " + f.Rule
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// FieldCode is the code a fault of field f carries: that of the route's
+// first error rule naming f, so that a fault reads the same whether the
+// upstream or signpost found it, else invalid_<field>.
+func FieldCode(route *rules.Route, f *rules.Field) string {
+	for _, e := range route.Errors {
+		if e.Field == f {
+			return e.Code
+		}
+	}
+	return "invalid_" + f.Name
+}
+
+// Batch folds field faults into one body sent with status: the flat
+// single-error shape for one fault, validation_failed listing at most max
+// (zero means DefaultMaxErrors) for more, and nil for none.
+func Batch(status int, faults []Entry, max int) *Error {
+	switch len(faults) {
+	case 0:
+		return nil
+	case 1:
+		f := faults[0]
+		return &Error{Status: status, Code: f.Code, Field: f.Field, Message: f.Message, Received: f.Received}
+	}
+	if max <= 0 {
+		max = DefaultMaxErrors
+	}
+	n := len(faults)
+	msg := strconv.Itoa(n) + " fields were rejected. Correct all of them and call again."
+	if n > max {
+		msg = strconv.Itoa(n) + " fields were rejected; the first " + strconv.Itoa(max) +
+			" are listed. Correct them and call again."
+		faults = faults[:max]
+	}
+	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults}
+}

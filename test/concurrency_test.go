@@ -1,0 +1,85 @@
+package test
+
+import (
+	"bytes"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/test/ticketapi"
+)
+
+// TestConcurrentRequests mixes rewritten, unmatched, unrouted and
+// successful calls from several clients at once. Every answer must be
+// exactly the one a lone call gets, and the counters must add up; under
+// -race the binary itself is race-checked too.
+func TestConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	api := newUpstream(t, ticketapi.New().Handler())
+	sp := startSignpost(t, ticketsConfig, api.URL)
+
+	calls := []struct {
+		method, path, body string
+		status             int
+		want               string // exact body; empty means the same as the upstream's
+	}{
+		{"PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, 400,
+			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`},
+		{"GET", "/tickets/T-404", ``, 404,
+			`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`},
+		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p9","customer_id":"C-1042"}`, 400,
+			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
+		{"POST", "/tickets", `{"status":"open"}`, 400, ``},
+		{"GET", "/tickets/T-8841", ``, 200, ``},
+		{"GET", "/nowhere", ``, 404, ``},
+	}
+	direct := make([]*reply, len(calls))
+	for i, c := range calls {
+		if c.want == "" {
+			direct[i] = send(t, c.method, api.URL+c.path, []byte(c.body))
+		}
+	}
+
+	const workers, rounds = 8, 10
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				i := (w + r) % len(calls)
+				c := calls[i]
+				req, _ := http.NewRequest(c.method, sp.URL+c.path, bytes.NewReader([]byte(c.body)))
+				res, err := client.Do(req)
+				if err != nil {
+					t.Errorf("%s %s: %v", c.method, c.path, err)
+					return
+				}
+				var b bytes.Buffer
+				_, err = b.ReadFrom(res.Body)
+				res.Body.Close()
+				want := []byte(c.want)
+				if c.want == "" {
+					want = direct[i].body
+				}
+				if err != nil || res.StatusCode != c.status || !bytes.Equal(b.Bytes(), want) {
+					t.Errorf("%s %s: %d %q (%v), want %d %q", c.method, c.path, res.StatusCode, b.Bytes(), err, c.status, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	// Each call ran workers*rounds/len(calls) times, rounded per worker.
+	n := make([]float64, len(calls))
+	for w := range workers {
+		for r := range rounds {
+			n[(w+r)%len(calls)]++
+		}
+	}
+	sp.wantCounter(t, n[0], "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+	sp.wantCounter(t, n[1], "signpost_rejections_total", "route", "get_ticket", "code", "unknown_ticket", "field", "ticket_id")
+	sp.wantCounter(t, n[2], "signpost_rejections_total", "route", "create_ticket", "code", "invalid_priority", "field", "priority")
+	sp.wantCounter(t, n[3], "signpost_upstream_errors_unmatched_total", "route", "create_ticket", "status", "400")
+	sp.wantCounter(t, n[5], "signpost_upstream_errors_unmatched_total", "route", "(unrouted)", "status", "404")
+}

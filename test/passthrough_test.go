@@ -1,0 +1,388 @@
+package test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/test/ticketapi"
+)
+
+// TestSuccessPassthrough checks that answers below 400 reach the caller
+// exactly as the upstream sent them: status, end-to-end headers (repeated
+// ones included) and body bytes, on routes with rules and without.
+func TestSuccessPassthrough(t *testing.T) {
+	t.Parallel()
+	csv := []byte("id,title\r\nT-1,\"Export, large\"\r\nT-2,caf\xc3\xa9\x00\xff\r\n")
+	large := make([]byte, 1<<20)
+	rng := rand.NewChaCha8([32]byte{1})
+	_, _ = rng.Read(large)
+	weirdJSON := []byte("{ \"ticket_id\" : \"T-8841\",\n  \"status\":\"open\" , \"n\": 1.50e0 }\n")
+
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Upstream-Trace", "trace-4711")
+		h.Add("Set-Cookie", "a=1; Path=/")
+		h.Add("Set-Cookie", "b=2; Path=/; HttpOnly")
+		h.Set("Cache-Control", "private, max-age=60")
+		switch r.Method + " " + r.URL.Path {
+		case "GET /reports/weekly.csv":
+			h.Set("Content-Type", "text/csv; charset=utf-8")
+			h.Set("Etag", `"v42"`)
+			h.Set("Last-Modified", "Wed, 11 Mar 2026 09:14:02 GMT")
+			_, _ = w.Write(csv)
+		case "GET /tickets/T-8841": // a route with rules: success is still untouched
+			if r.Header.Get("If-None-Match") == `"t1"` {
+				h.Set("Etag", `"t1"`)
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			h.Set("Content-Type", "application/json")
+			h.Set("Etag", `"t1"`)
+			_, _ = w.Write(weirdJSON)
+		case "POST /tickets": // a route whose request body signpost buffers
+			body, _ := io.ReadAll(r.Body)
+			h.Set("Content-Type", "application/vnd.tickets+json")
+			h.Set("Location", "/tickets/T-9000")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write(append([]byte(`{"ticket_id":"T-9000","echo":`), append(body, '}')...))
+		case "POST /uploads": // unrouted, with a body
+			body, _ := io.ReadAll(r.Body)
+			h.Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = w.Write([]byte("stored " + strconv.Itoa(len(body)) + " bytes\n"))
+		case "GET /blobs/large": // no Content-Length: chunked both ways
+			h.Set("Content-Type", "application/octet-stream")
+			for i := 0; i < len(large); i += 64 << 10 {
+				_, _ = w.Write(large[i : i+64<<10])
+				http.NewResponseController(w).Flush()
+			}
+		case "GET /old":
+			http.Redirect(w, r, "/new?x=1", http.StatusMovedPermanently)
+		case "DELETE /tickets/T-8841/watchers/me":
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			t.Errorf("upstream: unexpected %s %s", r.Method, r.URL.Path)
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	sp := startSignpost(t, ticketsConfig, up.URL)
+
+	tests := []struct {
+		name, method, path string
+		body               []byte
+		header             []string
+	}{
+		{"GET non-JSON body with custom headers", "GET", "/reports/weekly.csv", nil, nil},
+		{"GET on a route with rules", "GET", "/tickets/T-8841", nil, nil},
+		{"GET 304 on a route with rules", "GET", "/tickets/T-8841", nil, []string{"If-None-Match", `"t1"`}},
+		{"POST with body on a buffering route", "POST", "/tickets",
+			[]byte(`{"title":"Login loops", "status":"open","priority":"p1","customer_id":"C-1042"}`),
+			[]string{"Content-Type", "application/json"}},
+		{"POST with body unrouted", "POST", "/uploads", bytes.Repeat([]byte("z"), 5000), []string{"Content-Type", "text/plain"}},
+		{"GET 1 MiB chunked binary", "GET", "/blobs/large", nil, nil},
+		{"redirect", "GET", "/old", nil, nil},
+		{"204", "DELETE", "/tickets/T-8841/watchers/me", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			direct := send(t, tt.method, up.URL+tt.path, tt.body, tt.header...)
+			through := send(t, tt.method, sp.URL+tt.path, tt.body, tt.header...)
+			if direct.status >= 400 {
+				t.Fatalf("the upstream itself answered %d: %s", direct.status, direct.body)
+			}
+			wantSame(t, through, direct)
+			if through.contentLength != direct.contentLength {
+				t.Errorf("ContentLength = %d, upstream's %d", through.contentLength, direct.contentLength)
+			}
+		})
+	}
+	for _, m := range []string{"signpost_rejections_total", "signpost_upstream_errors_unmatched_total", "signpost_upstream_error_bodies_oversized_total"} {
+		if n := sp.total(t, m); n != 0 {
+			t.Errorf("%s = %v after only successes, want 0", m, n)
+		}
+	}
+}
+
+// TestUnmatchedErrorPassthrough checks that errors no rule matches reach
+// the caller unchanged and are counted by route and status, with
+// "(unrouted)" for requests that match no route.
+func TestUnmatchedErrorPassthrough(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ticket API", func(t *testing.T) {
+		t.Parallel()
+		api := newUpstream(t, ticketapi.New().Handler())
+		sp := startSignpost(t, ticketsConfig, api.URL)
+		tests := []struct {
+			name, method, path, body string
+			status                   int
+			route                    string
+		}{
+			{"409 no rule for the status", "PATCH", "/tickets/T-8842", `{"status":"closed"}`, 409, "update_ticket"},
+			{"400 with an unknown message", "PATCH", "/tickets/T-8841", `not json`, 400, "update_ticket"},
+			{"400 missing title", "POST", "/tickets", `{"status":"open","priority":"p1","customer_id":"C-1042"}`, 400, "create_ticket"},
+			{"404 unrouted path", "GET", "/nowhere", ``, 404, "(unrouted)"},
+			{"405 method no route declares", "DELETE", "/tickets/T-8841", ``, 405, "(unrouted)"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var body []byte
+				if tt.body != "" {
+					body = []byte(tt.body)
+				}
+				direct := send(t, tt.method, api.URL+tt.path, body)
+				if direct.status != tt.status {
+					t.Fatalf("the ticket API answered %d, the case expects %d", direct.status, tt.status)
+				}
+				before := sp.counter(t, "signpost_upstream_errors_unmatched_total", "route", tt.route, "status", strconv.Itoa(tt.status))
+				wantSame(t, send(t, tt.method, sp.URL+tt.path, body), direct)
+				sp.wantCounter(t, before+1, "signpost_upstream_errors_unmatched_total", "route", tt.route, "status", strconv.Itoa(tt.status))
+			})
+		}
+		if n := sp.total(t, "signpost_rejections_total"); n != 0 {
+			t.Errorf("signpost_rejections_total = %v, want 0", n)
+		}
+	})
+
+	t.Run("odd upstream answers", func(t *testing.T) {
+		t.Parallel()
+		html := []byte("<html><body><h1>404</h1>No such ticket</body></html>\n")
+		answers := map[string]canned{
+			"PATCH /tickets/T-1": {status: 418, header: []string{"Content-Type", "text/plain", "X-Teapot", "yes"}, body: []byte("I'm a teapot\n")},
+			"PATCH /tickets/T-2": {status: 400, header: []string{"Content-Type", "application/json"}, body: []byte(`{"error":["Invalid status"]}`)},
+			"PATCH /tickets/T-3": {status: 400, header: []string{"Content-Type", "application/json"}, body: []byte(`{"error":"invalid status"}`)},
+			"PATCH /tickets/T-4": {status: 500, header: []string{"Content-Type", "application/json"}, body: []byte(`{"error":"Invalid status"}`)},
+			"GET /tickets/T-5":   {status: 404, header: []string{"Content-Type", "text/html"}, body: html},
+			"GET /tickets/T-6":   {status: 404, header: []string{"Content-Type", "application/json"}, body: []byte(`{"error":"No such ticket"`)},
+			"GET /tickets/T-7":   {status: 404, header: []string{"Content-Type", "application/json"}, body: []byte(`{"error":"No such ticket, try T-8841"}`), chunked: true},
+			"GET /ping":          {status: 503, header: []string{"Retry-After", "3"}, body: []byte("busy")},
+			"GET /odd":           {status: 999, header: []string{"Content-Type", "text/plain"}, body: []byte("odd")},
+		}
+		up := cannedUpstream(t, answers)
+		sp := startSignpost(t, ticketsConfig, up.URL)
+		tests := []struct {
+			name, method, path string
+			route, status      string
+		}{
+			{"418 teapot", "PATCH", "/tickets/T-1", "update_ticket", "418"},
+			{"400 error is a list", "PATCH", "/tickets/T-2", "update_ticket", "400"},
+			{"400 message in another case", "PATCH", "/tickets/T-3", "update_ticket", "400"},
+			{"500 with a matching message", "PATCH", "/tickets/T-4", "update_ticket", "500"},
+			{"404 HTML", "GET", "/tickets/T-5", "get_ticket", "404"},
+			{"404 truncated JSON", "GET", "/tickets/T-6", "get_ticket", "404"},
+			{"404 chunked, other message", "GET", "/tickets/T-7", "get_ticket", "404"},
+			{"503 unrouted", "GET", "/ping", "(unrouted)", "503"},
+			{"999 counted as other", "GET", "/odd", "(unrouted)", "other"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var body []byte
+				if tt.method == "PATCH" {
+					body = []byte(`{"status":"OPEN"}`)
+				}
+				direct := send(t, tt.method, up.URL+tt.path, body)
+				before := sp.counter(t, "signpost_upstream_errors_unmatched_total", "route", tt.route, "status", tt.status)
+				wantSame(t, send(t, tt.method, sp.URL+tt.path, body), direct)
+				sp.wantCounter(t, before+1, "signpost_upstream_errors_unmatched_total", "route", tt.route, "status", tt.status)
+			})
+		}
+		if n := sp.total(t, "signpost_rejections_total"); n != 0 {
+			t.Errorf("signpost_rejections_total = %v, want 0", n)
+		}
+	})
+}
+
+// errorBody returns a JSON error body of exactly n bytes whose "error"
+// matches the update_ticket rule, padded out with "pad".
+func errorBody(n int) []byte {
+	const head, tail = `{"error":"Invalid status","pad":"`, `"}`
+	return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
+}
+
+// TestOversizedErrorBody checks the error body bound: a body over it
+// passes through byte-identical and is counted as oversized; a body at it
+// is still rewritten; and limits.error_body in the rule file moves it.
+func TestOversizedErrorBody(t *testing.T) {
+	t.Parallel()
+	jsonHeader := []string{"Content-Type", "application/json", "X-Upstream", "kept"}
+	answers := map[string]canned{
+		"PATCH /tickets/T-100k":    {status: 400, header: jsonHeader, body: errorBody(100 << 10)},
+		"PATCH /tickets/T-100kc":   {status: 400, header: jsonHeader, body: errorBody(100 << 10), chunked: true},
+		"PATCH /tickets/T-64k":     {status: 400, header: jsonHeader, body: errorBody(64 << 10)},
+		"PATCH /tickets/T-64k1":    {status: 400, header: jsonHeader, body: errorBody(64<<10 + 1)},
+		"PATCH /tickets/T-2k":      {status: 400, header: jsonHeader, body: errorBody(2 << 10)},
+		"PATCH /tickets/T-2k1":     {status: 400, header: jsonHeader, body: errorBody(2<<10 + 1)},
+		"PATCH /tickets/T-3k":      {status: 400, header: jsonHeader, body: errorBody(3 << 10), chunked: true},
+		"PATCH /tickets/T-200k-ok": {status: 200, header: jsonHeader, body: errorBody(200 << 10)},
+	}
+	up := cannedUpstream(t, answers)
+	const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+	req := []byte(`{"status":"OPEN"}`)
+
+	tests := []struct {
+		config   string
+		ticket   string
+		oversize bool // else rewritten
+	}{
+		{ticketsConfig, "T-100k", true},
+		{ticketsConfig, "T-100kc", true},
+		{ticketsConfig, "T-64k1", true},
+		{ticketsConfig, "T-64k", false},
+		{ticketsConfig, "T-3k", false},
+		{"testdata/small_limits.yaml", "T-3k", true},
+		{"testdata/small_limits.yaml", "T-2k1", true},
+		{"testdata/small_limits.yaml", "T-2k", false},
+	}
+	procs := map[string]*signpost{}
+	for _, c := range []string{ticketsConfig, "testdata/small_limits.yaml"} {
+		procs[c] = startSignpost(t, c, up.URL)
+	}
+	for _, tt := range tests {
+		t.Run(tt.config+" "+tt.ticket, func(t *testing.T) {
+			sp := procs[tt.config]
+			before := sp.counter(t, "signpost_upstream_error_bodies_oversized_total", "route", "update_ticket")
+			rejected := sp.counter(t, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+			through := send(t, "PATCH", sp.URL+"/tickets/"+tt.ticket, req)
+			if tt.oversize {
+				wantSame(t, through, send(t, "PATCH", up.URL+"/tickets/"+tt.ticket, req))
+				sp.wantCounter(t, before+1, "signpost_upstream_error_bodies_oversized_total", "route", "update_ticket")
+				sp.wantCounter(t, rejected, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+				return
+			}
+			wantJSONError(t, through, http.StatusBadRequest, rewritten)
+			sp.wantCounter(t, before, "signpost_upstream_error_bodies_oversized_total", "route", "update_ticket")
+			sp.wantCounter(t, rejected+1, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+		})
+	}
+	// A large success is not an error body at all.
+	sp := procs["testdata/small_limits.yaml"]
+	wantSame(t, send(t, "PATCH", sp.URL+"/tickets/T-200k-ok", req), send(t, "PATCH", up.URL+"/tickets/T-200k-ok", req))
+	sp.wantCounter(t, 2, "signpost_upstream_error_bodies_oversized_total", "route", "update_ticket")
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGzipErrorBody checks gzip-encoded error bodies: one a rule matches is
+// decoded and rewritten as plain JSON with its framing fixed; anything else
+// (no match, corrupt, truncated, inflating past the bound, an encoding
+// signpost does not read) passes through byte-identical, still encoded.
+func TestGzipErrorBody(t *testing.T) {
+	t.Parallel()
+	gz := func(extra ...string) []string {
+		return append([]string{"Content-Type", "application/json", "Content-Encoding", "gzip", "Vary", "Accept-Encoding"}, extra...)
+	}
+	matching := gzipped(t, []byte(`{"error":"Invalid status"}`))
+	bomb := gzipped(t, errorBody(4<<20))
+	answers := map[string]canned{
+		"PATCH /tickets/T-1": {status: 400, header: gz("Etag", `"e1"`), body: matching},
+		"PATCH /tickets/T-2": {status: 400, header: gz(), body: matching, chunked: true},
+		"PATCH /tickets/T-3": {status: 400, header: []string{"Content-Type", "application/json", "Content-Encoding", "x-gzip"}, body: matching},
+		"GET /tickets/T-404": {status: 404, header: gz(), body: gzipped(t, []byte(`{"error":"No such ticket"}`))},
+
+		"PATCH /tickets/T-10": {status: 400, header: gz(), body: gzipped(t, []byte(`{"error":"Something else"}`))},
+		"PATCH /tickets/T-11": {status: 400, header: gz(), body: []byte("this is not gzip at all")},
+		"PATCH /tickets/T-12": {status: 400, header: gz(), body: matching[:len(matching)-6]},
+		"PATCH /tickets/T-13": {status: 400, header: []string{"Content-Type", "application/json", "Content-Encoding", "br"}, body: []byte{0x1b, 0x19, 0x00, 0xf8}},
+		"PATCH /tickets/T-14": {status: 400, header: gz(), body: bomb},
+		"GET /tickets/T-200":  {status: 200, header: gz(), body: gzipped(t, []byte(`{"ticket_id":"T-200"}`))},
+	}
+	up := cannedUpstream(t, answers)
+	sp := startSignpost(t, ticketsConfig, up.URL)
+	req := []byte(`{"status":"OPEN"}`)
+	const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+
+	for _, tt := range []struct {
+		name, method, ticket, want string
+		status                     int
+	}{
+		{"matching", "PATCH", "T-1", rewritten, 400},
+		{"matching, chunked", "PATCH", "T-2", rewritten, 400},
+		{"matching, x-gzip", "PATCH", "T-3", rewritten, 400},
+		{"matching 404", "GET", "T-404", `{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`, 404},
+	} {
+		t.Run("rewritten "+tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.method == "PATCH" {
+				body = req
+			}
+			got := send(t, tt.method, sp.URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip")
+			wantJSONError(t, got, tt.status, tt.want)
+			if et := got.header.Get("Etag"); et != "" {
+				t.Errorf("Etag %s of the upstream body kept on the rewritten one", et)
+			}
+		})
+	}
+	sp.wantCounter(t, 3, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+
+	for _, tt := range []struct{ name, ticket, metric string }{
+		{"not matching", "T-10", "unmatched"},
+		{"corrupt", "T-11", "unmatched"},
+		{"truncated", "T-12", "unmatched"},
+		{"unread encoding", "T-13", "unmatched"},
+		{"inflates past the bound", "T-14", "oversized"},
+		{"success", "T-200", ""},
+	} {
+		t.Run("passed through "+tt.name, func(t *testing.T) {
+			method, body := "PATCH", req
+			if tt.metric == "" {
+				method, body = "GET", nil
+			}
+			direct := send(t, method, up.URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip")
+			through := send(t, method, sp.URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip")
+			wantSame(t, through, direct)
+			if got := through.header.Get("Content-Encoding"); got == "" {
+				t.Errorf("Content-Encoding dropped from a body passed through encoded")
+			}
+		})
+	}
+	sp.wantCounter(t, 4, "signpost_upstream_errors_unmatched_total", "route", "update_ticket", "status", "400")
+	sp.wantCounter(t, 1, "signpost_upstream_error_bodies_oversized_total", "route", "update_ticket")
+	sp.wantCounter(t, 3, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+}
+
+// TestUpstreamPathAndQuery checks how a request reaches an upstream whose
+// base URL has a path: signpost routes on the caller's path, forwards it
+// under the base path with the query untouched, and still rewrites.
+func TestUpstreamPathAndQuery(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "req-77")
+		if r.Method == "PATCH" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"Invalid status"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"uri":"`+r.URL.RequestURI()+`"}`)
+	}))
+	sp := startSignpost(t, ticketsConfig, up.URL+"/v1")
+
+	got := send(t, "GET", sp.URL+"/tickets/T-8841?fields=a%2Cb&q=caf%C3%A9+x&q=2&empty=", nil)
+	if want := `{"uri":"/v1/tickets/T-8841?fields=a%2Cb&q=caf%C3%A9+x&q=2&empty="}`; got.status != 200 || string(got.body) != want {
+		t.Errorf("GET: %d %s, want 200 %s", got.status, got.body, want)
+	}
+	got = send(t, "PATCH", sp.URL+"/tickets/T-8841?dry_run=1", []byte(`{"status":"OPEN"}`))
+	wantJSONError(t, got, http.StatusBadRequest,
+		`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+	if id := got.header.Get("X-Request-Id"); id != "req-77" {
+		t.Errorf("X-Request-Id = %q on the rewritten answer, want the upstream's req-77 kept", id)
+	}
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+}

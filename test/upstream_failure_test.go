@@ -1,0 +1,105 @@
+package test
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	unavailableBody = `{"error":"upstream_unavailable","message":"the upstream service could not be reached; the call did not take effect, retry it shortly","retryable":true}`
+	timeoutBody     = `{"error":"upstream_timeout","message":"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying","retryable":true}`
+)
+
+// TestUpstreamUnavailable puts signpost in front of a closed port: every
+// call gets a structured, retryable 502 instead of an empty one.
+func TestUpstreamUnavailable(t *testing.T) {
+	t.Parallel()
+	sp := startSignpost(t, ticketsConfig, refusingURL(t))
+
+	for _, tt := range []struct{ name, method, path, body, route string }{
+		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
+		{"routed", "GET", "/tickets/T-8841", ``, "get_ticket"},
+		{"unrouted", "GET", "/health", ``, "(unrouted)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.body != "" {
+				body = []byte(tt.body)
+			}
+			start := time.Now()
+			got := send(t, tt.method, sp.URL+tt.path, body)
+			if d := time.Since(start); d > waitTimeout {
+				t.Errorf("answered after %v; a refused connection should fail fast", d)
+			}
+			wantJSONError(t, got, http.StatusBadGateway, unavailableBody)
+			sp.wantCounter(t, 1, "signpost_upstream_failures_total", "route", tt.route, "code", "upstream_unavailable")
+		})
+	}
+	sp.waitLog(t, "upstream failed", map[string]any{"route": "update_ticket", "code": "upstream_unavailable"})
+}
+
+// refusingURL returns the URL of a loopback port that refuses connections:
+// bound, so that no other test can take it, but not listening.
+func refusingURL(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(sa.(*syscall.SockaddrInet4).Port)
+}
+
+// TestUpstreamTimeout puts signpost in front of an upstream that never
+// answers: with --upstream-timeout 300ms the caller gets a structured 504
+// soon after, and the upstream sees its request cancelled.
+func TestUpstreamTimeout(t *testing.T) {
+	t.Parallel()
+	g := newGate(t)
+	cancelled := make(chan struct{}, 4)
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body first: only then does the server notice a caller
+		// that hangs up, and cancel r.Context().
+		_, _ = io.Copy(io.Discard, r.Body)
+		if !g.wait(r.Context()) {
+			cancelled <- struct{}{}
+		}
+	}), g)
+	sp := startSignpost(t, ticketsConfig, up.URL, "--upstream-timeout", "300ms")
+
+	for _, tt := range []struct{ name, method, path, body, route string }{
+		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
+		{"unrouted", "GET", "/slow", ``, "(unrouted)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.body != "" {
+				body = []byte(tt.body)
+			}
+			start := time.Now()
+			got := send(t, tt.method, sp.URL+tt.path, body)
+			d := time.Since(start)
+			if d < 300*time.Millisecond || d > waitTimeout {
+				t.Errorf("answered after %v; want shortly after the 300ms upstream timeout", d)
+			}
+			wantJSONError(t, got, http.StatusGatewayTimeout, timeoutBody)
+			sp.wantCounter(t, 1, "signpost_upstream_failures_total", "route", tt.route, "code", "upstream_timeout")
+			select {
+			case <-cancelled:
+			case <-time.After(waitTimeout):
+				t.Errorf("the upstream's request was not cancelled within %v of the timeout", waitTimeout)
+			}
+		})
+	}
+}
