@@ -56,7 +56,9 @@ func formatNames() []string {
 func (f *Format) numeric() bool { return f.Kind == gjson.Number }
 
 func isRFC3339UTC(s string) bool {
-	if !strings.HasSuffix(s, "Z") {
+	// time.Parse also takes a comma before fractional seconds; RFC 3339
+	// does not.
+	if !strings.HasSuffix(s, "Z") || strings.Contains(s, ",") {
 		return false
 	}
 	_, err := time.Parse(time.RFC3339Nano, s)
@@ -99,6 +101,10 @@ func isInteger(s string) bool {
 }
 
 func isNumber(s string) bool {
+	// ParseFloat also takes hex, underscores, "inf" and "nan".
+	if strings.Trim(s, "0123456789.+-eE") != "" {
+		return false
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
@@ -207,9 +213,31 @@ func (f *Field) ruleText() string {
 	default:
 		return "was rejected by the upstream"
 	}
-	b.WriteString(", e.g. ")
-	b.WriteString(f.Example)
+	if f.Example != "" {
+		b.WriteString(", e.g. ")
+		b.WriteString(f.Example)
+	}
 	return b.String()
+}
+
+// defaultExample is the example a field shows when it gives none: its
+// format's, moved into the field's bounds, or "" for free text.
+func (f *Field) defaultExample() string {
+	switch {
+	case f.Format == nil:
+		return ""
+	case f.Format.numeric() && f.Min != nil:
+		if f.Format.Name == "integer" {
+			return num(math.Ceil(*f.Min))
+		}
+		return num(*f.Min)
+	case f.Format.numeric() && f.Max != nil && *f.Max < 42:
+		if f.Format.Name == "integer" {
+			return num(math.Floor(*f.Max))
+		}
+		return num(*f.Max)
+	}
+	return f.Format.Example
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

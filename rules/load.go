@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -40,21 +42,27 @@ func Load(path string) (*Config, error) {
 func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read the rule file: %v", err)
+		return nil, fmt.Errorf("cannot read the rule file: %v", pathErr(err))
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the rule file: %v", err)
+		return nil, fmt.Errorf("cannot read the rule file: %v", pathErr(err))
 	}
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("the rule file is larger than %d MiB; split large value sets out of it", MaxFileSize>>20)
 	}
 	return data, nil
+}
+
+// pathErr drops the operation and path from err, which the problem's file
+// name already gives.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Parse validates and compiles a rule file held in memory; file names it in
@@ -63,6 +71,26 @@ func Parse(file string, data []byte) (*Config, error) {
 	l := &loader{file: file}
 	cfg := l.parse(data)
 	if len(l.problems) > 0 {
+		if l.exhausted > 0 {
+			// What follows the budget problem comes from a partial walk.
+			l.problems = l.problems[:l.exhausted]
+		}
+		slices.SortStableFunc(l.problems, func(a, b Problem) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		// A node reached through several aliases holds one mistake, not
+		// one per path to it: keep the first path the walk took.
+		type at struct {
+			line, col int
+			msg       string
+		}
+		seen := map[at]bool{}
+		l.problems = slices.DeleteFunc(l.problems, func(p Problem) bool {
+			k := at{p.Line, p.Column, p.Message}
+			dup := p.Line > 0 && seen[k]
+			seen[k] = true
+			return dup
+		})
 		return nil, l.problems
 	}
 	return cfg, nil
@@ -72,7 +100,16 @@ type loader struct {
 	file     string
 	problems Problems
 	visits   int
-	cfg      *Config
+	// exhausted is len(problems) once the node budget ran out, else zero.
+	exhausted int
+	// open holds the mappings being walked, to catch a merge key that
+	// merges a mapping into itself.
+	open map[*yaml.Node]bool
+	// mergeAt is the outermost merge key being expanded, and mergePath its
+	// key path: where an exhausted budget is reported.
+	mergeAt   *yaml.Node
+	mergePath string
+	cfg       *Config
 }
 
 func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -83,37 +120,89 @@ func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
 	l.problems = append(l.problems, p)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// parserProblems are the messages of yaml.v3's parser, as opposed to its
+// scanner. For these yaml.v3 reports a 0-based line: that of the enclosing
+// collection's start, or of the problem when the collection starts on the
+// first line, or none when both are on the first line.
+var parserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"found undefined tag handle",
+	"did not find expected node content",
+	"did not find expected '-' indicator",
+	"did not find expected key",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+}
+
+// syntax reports a YAML syntax error at the line yaml.v3 means.
+func (l *loader) syntax(data []byte, err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if contains(parserProblems, msg) {
+		line++
+	}
+	// At the end of a file without a final newline, yaml.v3 counts one line
+	// more than there is.
+	lines := splitLines(data)
+	line = min(line, len(lines))
+	if strings.HasPrefix(msg, "did not find expected ',' or ") {
+		msg += "; inside {} or [], quote a value that holds braces, brackets or commas, e.g. {path: '/tickets/{ticket_id}'}"
+	}
+	if line > 0 {
+		text := lines[line-1]
+		indent := text[:len(text)-len(bytes.TrimLeft(text, " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 {
+			msg += "; this line is indented with a tab, and YAML indents with spaces only"
+		}
+	}
+	l.problems = append(l.problems, Problem{File: l.file, Line: line, Message: "YAML syntax: " + msg})
+}
 
 func (l *loader) parse(data []byte) *Config {
 	if i := invalidUTF8(data); i >= 0 {
-		line := 1 + bytes.Count(data[:i], []byte("\n"))
-		col := 1 + i - (bytes.LastIndexByte(data[:i], '\n') + 1)
+		lines := splitLines(data[:i])
+		line, col := len(lines), 1+utf8.RuneCount(lines[len(lines)-1])
 		l.problems = append(l.problems, Problem{File: l.file, Line: line, Column: col,
 			Message: fmt.Sprintf("byte 0x%02x is not valid UTF-8; save the rule file as UTF-8", data[i])})
 		return nil
 	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p := Problem{File: l.file, Message: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			p.Line, _ = strconv.Atoi(m[1])
-			p.Column = 1
-			p.Message = "YAML syntax: " + m[2]
-		}
-		l.problems = append(l.problems, p)
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		l.syntax(data, err)
 		return nil
 	}
-	if len(doc.Content) == 0 {
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
 		l.errorf(nil, "", "the rule file is empty; it needs at least a routes: mapping, e.g.\n%s", exampleFile)
 		return nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		l.errorf(&next, "", "a second YAML document starts here; a rule file holds one document, so remove this --- line or split the file")
+	case err != io.EOF:
+		l.syntax(data, err)
 	}
 	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin,
 		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived}}
 	l.cfg = cfg
 	root := doc.Content[0]
+	if l.deref(root).Kind != yaml.MappingNode {
+		l.errorf(root, "", "the rule file must be a mapping of top-level keys (%s); found %s", strings.Join(topKeys, ", "), describe(l.deref(root)))
+		return cfg
+	}
 	var routes *yaml.Node
-	for _, kv := range l.mapping(root, "", topKeys, "a mapping with routes:") {
+	for _, kv := range l.mapping(root, "", topKeys, "a mapping of top-level keys") {
 		switch kv.key {
 		case "upstream":
 			cfg.Upstream = l.upstream(kv.val, kv.key)
@@ -128,9 +217,7 @@ func (l *loader) parse(data []byte) *Config {
 		}
 	}
 	if routes == nil {
-		if root.Kind == yaml.MappingNode {
-			l.errorf(root, "routes", "missing; a rule file declares at least one route, e.g.\n%s", exampleFile)
-		}
+		l.errorf(root, "routes", "missing; a rule file declares at least one route, e.g.\n%s", exampleFile)
 		return cfg
 	}
 	l.routes(routes, "routes")
@@ -158,6 +245,24 @@ var (
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 	locations = []string{string(InBody), string(InQuery), string(InPath), string(InHeader)}
 )
+
+// splitLines splits data into lines at the breaks YAML counts: \n, \r\n,
+// a lone \r, NEL, LS and PS. There is always at least one line.
+func splitLines(data []byte) [][]byte {
+	var lines [][]byte
+	for {
+		i := bytes.IndexAny(data, "\r\n\u0085\u2028\u2029")
+		if i < 0 {
+			return append(lines, data)
+		}
+		lines = append(lines, data[:i])
+		_, size := utf8.DecodeRune(data[i:])
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			size = 2
+		}
+		data = data[i+size:]
+	}
+}
 
 func invalidUTF8(b []byte) int {
 	for i := 0; i < len(b); {
@@ -188,13 +293,17 @@ func (l *loader) deref(n *yaml.Node) *yaml.Node {
 }
 
 func (l *loader) overBudget(n *yaml.Node, path string) bool {
+	if l.exhausted > 0 {
+		return true
+	}
 	if l.visits <= maxNodes {
 		return false
 	}
-	if l.visits < math.MaxInt {
-		l.errorf(n, path, "the file expands to more than %d YAML nodes (aliases nested too deep?); write the repeated parts out once", maxNodes)
-		l.visits = math.MaxInt
+	if l.mergeAt != nil {
+		n, path = l.mergeAt, l.mergePath
 	}
+	l.errorf(n, path, "the file expands to more than %d YAML nodes (aliases nested too deep?); write the repeated parts out once", maxNodes)
+	l.exhausted = len(l.problems)
 	return true
 }
 
@@ -211,6 +320,11 @@ func (l *loader) mapping(n *yaml.Node, path string, allowed []string, what strin
 		l.errorf(n, path, "must be %s; found %s", what, describe(n))
 		return nil
 	}
+	if l.open == nil {
+		l.open = map[*yaml.Node]bool{}
+	}
+	l.open[n] = true
+	defer delete(l.open, n)
 	var out []pair
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -221,11 +335,11 @@ func (l *loader) mapping(n *yaml.Node, path string, allowed []string, what strin
 		}
 		key := k.Value
 		if k.Kind != yaml.ScalarNode {
-			l.errorf(k, path, "keys must be plain names; found %s", describe(k))
+			l.errorf(k, path, "keys must be plain names; found %s", describe(l.deref(k)))
 			continue
 		}
 		if first, dup := seen[key]; dup {
-			l.errorf(k, join(path, key), "duplicate key %q; first set at line %d", key, first.Line)
+			l.errorf(k, join(path, key), "duplicate key %q; first set at line %d; keep one of them", key, first.Line)
 			continue
 		}
 		seen[key] = k
@@ -254,20 +368,27 @@ func (l *loader) mapping(n *yaml.Node, path string, allowed []string, what strin
 }
 
 func (l *loader) merge(k, v *yaml.Node, path string) []pair {
+	if l.mergeAt == nil {
+		l.mergeAt, l.mergePath = k, join(path, "<<")
+		defer func() { l.mergeAt, l.mergePath = nil, "" }()
+	}
 	v = l.deref(v)
 	var sources []*yaml.Node
-	switch v.Kind {
-	case yaml.MappingNode:
-		sources = []*yaml.Node{v}
-	case yaml.SequenceNode:
+	if v.Kind == yaml.SequenceNode {
 		for _, s := range v.Content {
 			sources = append(sources, l.deref(s))
 		}
+	} else {
+		sources = []*yaml.Node{v}
 	}
 	var out []pair
 	for _, s := range sources {
 		if s.Kind != yaml.MappingNode {
-			l.errorf(k, join(path, "<<"), "a merge key takes an alias of a mapping, e.g. <<: *defaults; found %s", describe(s))
+			l.errorf(k, join(path, "<<"), "a merge key takes an alias of a mapping, or a list of them, e.g. <<: *defaults; found %s", describe(s))
+			continue
+		}
+		if l.open[s] {
+			l.errorf(k, join(path, "<<"), "<<: *%s merges a mapping into itself; merge a separate mapping, e.g. <<: *defaults", s.Anchor)
 			continue
 		}
 		for _, p := range l.mapping(s, path, nil, "a mapping") {
@@ -307,8 +428,14 @@ func join(path, key string) string {
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
+		if len(n.Content) == 0 {
+			return "an empty mapping"
+		}
 		return "a mapping"
 	case yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			return "an empty list"
+		}
 		return "a list"
 	case yaml.ScalarNode:
 		switch n.Tag {
@@ -376,30 +503,38 @@ var sizeUnits = []struct {
 // 65536, 64KiB, 1MiB.
 func (l *loader) size(n *yaml.Node, path string, lo, hi int64, example string) int64 {
 	n = l.deref(n)
+	outOfRange := func() int64 {
+		l.errorf(n, path, "%s is out of range; must be from %s to %s, e.g. %s", n.Value, bytesText(lo), bytesText(hi), example)
+		return 0
+	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		v, ok := l.integer(n, path, lo, hi, example)
-		if ok {
+		v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange):
+			return outOfRange()
+		case err != nil:
+		case v < lo || v > hi:
+			return outOfRange()
+		default:
 			return v
 		}
-		return 0
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
 		s := strings.TrimSpace(n.Value)
 		for _, u := range sizeUnits {
 			if num, ok := strings.CutSuffix(s, u.suffix); ok {
 				v, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-				if err != nil || v < 0 || v > hi/u.mult+1 {
+				if err != nil && !errors.Is(err, strconv.ErrRange) {
 					break
 				}
-				if v*u.mult < lo || v*u.mult > hi {
-					l.errorf(n, path, "%s is out of range; must be from %s to %s, e.g. %s", s, bytesText(lo), bytesText(hi), example)
-					return 0
+				if err != nil || v < 0 || v > hi/u.mult || v*u.mult < lo || v*u.mult > hi {
+					return outOfRange()
 				}
 				return v * u.mult
 			}
 		}
 	}
-	l.errorf(n, path, "must be a size in bytes, e.g. %s or 65536; found %s", example, describe(n))
+	l.errorf(n, path, "must be a size in bytes, e.g. %s or 65536, with an optional unit B, KB, MB, KiB, MiB or GiB; found %s", example, describe(n))
 	return 0
 }
 
@@ -431,7 +566,7 @@ func (l *loader) upstream(n *yaml.Node, path string) *url.URL {
 func ParseUpstream(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%q is not an upstream base URL; must be an absolute http or https URL without query, e.g. http://127.0.0.1:8081", s)
+		return nil, fmt.Errorf("%q is not an upstream base URL; must be an absolute http or https URL without query or fragment, e.g. http://127.0.0.1:8081", s)
 	}
 	return u, nil
 }
@@ -486,7 +621,7 @@ var (
 )
 
 func (l *loader) routes(n *yaml.Node, path string) {
-	pairs := l.mapping(n, path, nil, "a mapping of route names to routes, e.g.\n"+exampleFile)
+	pairs := l.mapping(n, path, nil, "a mapping of route names to routes, e.g. {update_ticket: {method: PATCH, path: /tickets/{ticket_id}}}")
 	if pairs == nil && l.deref(n).Kind == yaml.MappingNode {
 		l.errorf(n, path, "is empty; declare at least one route, e.g.\n%s", exampleFile)
 	}
@@ -494,7 +629,11 @@ func (l *loader) routes(n *yaml.Node, path string) {
 	for _, kv := range pairs {
 		p := join(path, kv.key)
 		if !snakeCase.MatchString(kv.key) {
-			l.errorf(kv.keyNode, p, "route name %q must be snake_case like the agent's tool name, e.g. update_ticket", kv.key)
+			eg := "update_ticket"
+			if sc := snakeFrom(kv.key); snakeCase.MatchString(sc) {
+				eg = sc
+			}
+			l.errorf(kv.keyNode, p, "route name %q must be snake_case like the agent's tool name, e.g. %s", kv.key, eg)
 		}
 		r := l.route(kv.key, kv.val, p)
 		if r == nil {
@@ -618,7 +757,11 @@ func checkTemplate(s string) error {
 		return fmt.Errorf("path %q must start with /, e.g. /tickets/{ticket_id}", s)
 	}
 	if err := mux.NewRouter().Path(s).GetError(); err != nil {
-		return fmt.Errorf("path %q is not a valid template (%v); variables look like {ticket_id} or {id:[0-9]+}", s, err)
+		// mux says e.g. `mux: unbalanced braces in "/t/{id"`.
+		why := strings.TrimPrefix(err.Error(), "mux: ")
+		why = strings.TrimSuffix(why, " in "+strconv.Quote(s))
+		why = strings.TrimPrefix(why, "error parsing regexp: ")
+		return fmt.Errorf("path %q is not a valid template: %s; variables look like {ticket_id} or {id:[0-9]+}", s, why)
 	}
 	vars := templateVars(s)
 	for i, v := range vars {

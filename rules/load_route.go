@@ -19,7 +19,9 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 	}
 	pairs := l.mapping(n, path, fieldKeys, "a mapping of constraints, e.g. {enum: [open, pending, closed]}")
 	if pairs == nil {
-		return nil
+		// Still declared: error rules that name it should not fail too.
+		l.finishField(r, f, l.deref(n), path, nil)
+		return f
 	}
 	at := map[string]*yaml.Node{}
 	var in string
@@ -36,7 +38,9 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 				}
 			}
 		case "key":
-			if s, ok := l.scalar(kv.val, p, "ticket.status"); ok {
+			if s, ok := l.scalar(kv.val, p, "ticket.status"); ok && s == "" {
+				l.errorf(at[kv.key], p, "must not be empty; name where the value lives, e.g. key: ticket.status, or leave key out to use the field's name")
+			} else if ok {
 				f.Key = s
 			}
 		case "required":
@@ -63,7 +67,12 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 				}
 			}
 		case "example":
-			f.Example, _ = l.scalar(kv.val, p, "C-1042")
+			if s, ok := l.scalar(kv.val, p, "C-1042"); ok {
+				if s == "" {
+					l.errorf(at[kv.key], p, "must not be empty; give one value that satisfies the field's rule, e.g. example: C-1042")
+				}
+				f.Example = s
+			}
 		case "min":
 			if v, ok := l.number(kv.val, p, "1"); ok {
 				f.Min = &v
@@ -102,51 +111,64 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	if f.In == InPath {
 		f.Required = true // a path variable is always present when the route matches
 	}
-	kinds := 0
+	var kinds []string
 	for _, k := range []string{"enum", "format", "pattern"} {
 		if at[k] != nil {
-			kinds++
+			kinds = append(kinds, k)
 		}
 	}
-	if kinds > 1 {
-		l.errorf(n, path, "enum, format and pattern each fix a value's form; use one of them")
+	if len(kinds) > 1 {
+		l.errorf(n, path, "%s each fix a value's form; keep one of them", andList(kinds))
 		return
 	}
 	numeric := f.Format != nil && f.Format.numeric()
 	for _, k := range []string{"min", "max"} {
-		if at[k] != nil && !numeric {
-			l.errorf(at[k], join(path, k), "%s bounds a number; add format: integer or format: number", k)
+		if at[k] == nil || numeric || (k == "min" && f.Min == nil) || (k == "max" && f.Max == nil) {
+			continue
 		}
+		has := "has no format"
+		if f.Format != nil {
+			has = "has format: " + f.Format.Name
+		}
+		l.errorf(at[k], join(path, k), "%s %s bounds a number, but this field %s; use format: integer or format: number, e.g. {format: integer, min: 1, max: 100}", k, at[k].Value, has)
 	}
 	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
-		l.errorf(at["max"], join(path, "max"), "max %s is below min %s", num(*f.Max), num(*f.Min))
+		l.errorf(at["max"], join(path, "max"), "max %s is below min %s; the range runs from min up to max, e.g. {min: %s, max: %s}", num(*f.Max), num(*f.Min), num(*f.Max), num(*f.Min))
 	}
-	if at["max_length"] != nil && (f.Enum != nil || f.Format != nil) {
-		l.errorf(at["max_length"], join(path, "max_length"), "max_length bounds free text; the enum or format already fixes the length")
+	if at["max_length"] != nil && f.MaxLength > 0 && (f.Enum != nil || f.Format != nil) {
+		fixed := "enum"
+		if f.Format != nil {
+			fixed = "format " + f.Format.Name
+		}
+		l.errorf(at["max_length"], join(path, "max_length"), "max_length %d bounds free text, and the %s already fixes the value's form; drop max_length", f.MaxLength, fixed)
 	}
 	if f.Pattern != nil && at["example"] == nil {
-		l.errorf(at["pattern"], join(path, "example"), "missing; a pattern needs one value that matches it, e.g. example: C-1042, so callers see the form as well as the rule")
+		l.errorf(n, join(path, "example"), "missing; pattern %q needs one value that matches it, so callers see the form as well as the rule, e.g. {pattern: '^C-[0-9]+$', example: C-1042}", f.Pattern.String())
 	}
-	if at["example"] != nil && f.Enum != nil {
-		l.errorf(at["example"], join(path, "example"), "an enum lists every permitted value already; drop the example")
-	}
-	if at["example"] != nil && f.Example != "" {
+	switch {
+	case at["example"] != nil && f.Enum != nil:
+		l.errorf(at["example"], join(path, "example"), "example %q is not needed: the enum lists every permitted value already; drop it", f.Example)
+	case at["example"] != nil && f.Example != "":
 		probe := *f
 		probe.In = InQuery // the example is written as text
 		probe.Required = true
 		if !probe.Check(Text(f.Example)) {
+			probe.Example = probe.defaultExample()
 			l.errorf(at["example"], join(path, "example"), "example %q does not satisfy the field's own rule: %s", f.Example, probe.ruleText())
 		}
 	}
-	if f.Example == "" && f.Format != nil {
-		f.Example = f.Format.Example
-		if f.Min != nil && f.Format.numeric() {
-			f.Example = num(*f.Min)
-		} else if f.Max != nil && f.Format.numeric() && *f.Max < 42 {
-			f.Example = num(*f.Max)
-		}
+	if f.Example == "" {
+		f.Example = f.defaultExample()
 	}
 	f.Rule = f.ruleText()
+}
+
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 func listOrNone(vs []string) string {
@@ -172,11 +194,11 @@ func (l *loader) enum(n *yaml.Node, path string) []string {
 			continue
 		}
 		if item.Tag != "!!str" {
-			l.errorf(item, p, "%s is read as a %s, not text; quote it, e.g. %q", item.Value, strings.TrimPrefix(item.Tag, "!!"), item.Value)
+			l.errorf(item, p, "%s is read as %s, not text; quote it, e.g. %q", item.Value, tagNoun(item.Tag), item.Value)
 			continue
 		}
 		if contains(out, item.Value) {
-			l.errorf(item, p, "%q is listed twice", item.Value)
+			l.errorf(item, p, "%q is listed twice; list each permitted value once", item.Value)
 			continue
 		}
 		out = append(out, item.Value)
@@ -185,6 +207,19 @@ func (l *loader) enum(n *yaml.Node, path string) []string {
 		return nil
 	}
 	return out
+}
+
+// tagNoun names what YAML read a plain scalar as.
+func tagNoun(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!timestamp":
+		return "a timestamp"
+	}
+	return "type " + tag
 }
 
 func reError(err error) string {
@@ -228,7 +263,11 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 			codeSeen = true
 			if s, good := l.scalar(kv.val, p, "invalid_status"); good {
 				if !snakeCase.MatchString(s) {
-					l.errorf(l.deref(kv.val), p, "code %q must be snake_case, e.g. invalid_status", s)
+					eg := "invalid_status"
+					if sc := snakeFrom(s); snakeCase.MatchString(sc) {
+						eg = sc
+					}
+					l.errorf(l.deref(kv.val), p, "code %q must be snake_case, e.g. %s", s, eg)
 					ok = false
 				}
 				e.Code = s
@@ -255,7 +294,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 		case "message":
 			if s, good := l.scalar(kv.val, p, "ticket must be assigned before it can be closed"); good {
 				if strings.TrimSpace(s) == "" {
-					l.errorf(l.deref(kv.val), p, "must not be blank")
+					l.errorf(l.deref(kv.val), p, "must not be blank; say what went wrong, e.g. message: ticket must be assigned before it can be closed")
 				}
 				e.Message = strings.TrimSpace(s)
 			}
@@ -273,7 +312,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 		l.errorf(n, join(path, "code"), "missing; an error rule gives the stable code callers see, e.g. code: invalid_status")
 		ok = false
 	}
-	if codeSeen && e.Field == nil && e.Message == "" && !containsPair(pairs, "field") {
+	if codeSeen && !containsPair(pairs, "field") && !containsPair(pairs, "message") {
 		l.errorf(n, join(path, "message"), "missing; a rule that names no field must say what went wrong, e.g. message: ticket must be assigned before it can be closed")
 		ok = false
 	}
@@ -281,6 +320,30 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 		return nil
 	}
 	return e
+}
+
+// snakeFrom spells a name such as InvalidStatus or invalid-status in
+// snake_case, for a suggestion.
+func snakeFrom(s string) string {
+	var b strings.Builder
+	prevLower := false
+	for _, c := range s {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			if prevLower {
+				b.WriteByte('_')
+			}
+			b.WriteRune(c + 'a' - 'A')
+			prevLower = false
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			b.WriteRune(c)
+			prevLower = true
+		default:
+			b.WriteByte('_')
+			prevLower = false
+		}
+	}
+	return b.String()
 }
 
 var statusClass = regexp.MustCompile(`^[45]xx$`)
@@ -291,7 +354,7 @@ func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 		return false
 	}
 	ok := true
-	var statusSeen bool
+	var statusSeen, jsonSeen bool
 	var compare []string
 	for _, kv := range pairs {
 		p := join(path, kv.key)
@@ -301,7 +364,11 @@ func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 			statusSeen = true
 			ok = l.statuses(v, p, &m.Status) && ok
 		case "json":
-			if s, good := l.scalar(v, p, "error"); good {
+			jsonSeen = true
+			if s, good := l.scalar(v, p, "error"); good && s == "" {
+				l.errorf(v, p, "must not be empty; name a path into the upstream's JSON body, e.g. json: error or json: errors.0.message")
+				ok = false
+			} else if good {
 				m.JSON = s
 			} else {
 				ok = false
@@ -347,11 +414,15 @@ func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 		l.errorf(l.deref(n), path, "%s each compare the JSON value; use one of them", strings.Join(compare, " and "))
 		ok = false
 	}
-	if len(compare) == 1 && m.JSON == "" {
+	if len(compare) == 1 && !jsonSeen {
 		l.errorf(l.deref(n), join(path, "json"), "missing; %s compares the value at a JSON path, e.g. json: error", compare[0])
 		ok = false
 	}
 	return ok
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // statuses reads a status, a class like 4xx, or a list of them.
@@ -365,24 +436,31 @@ func (l *loader) statuses(n *yaml.Node, path string, set *statusSet) bool {
 		}
 	}
 	ok := true
-	for _, it := range items {
+	for i, it := range items {
 		it = l.deref(it)
+		p := path
+		if n.Kind == yaml.SequenceNode {
+			p += "[" + strconv.Itoa(i) + "]"
+		}
 		switch {
 		case it.Kind == yaml.ScalarNode && it.Tag == "!!int":
 			st, err := strconv.Atoi(it.Value)
 			if err != nil || st < minStatus || st > maxStatus {
-				l.errorf(it, path, "status %s must be an error status from 400 to 599, or a class like 4xx", it.Value)
+				l.errorf(it, p, "status %s must be an error status from 400 to 599, or a class like 4xx", it.Value)
 				ok = false
 				continue
 			}
 			set.add(st)
+		case it.Kind == yaml.ScalarNode && it.Tag == "!!str" && isDigits(it.Value):
+			l.errorf(it, p, "status %q is quoted, which makes it text; write the number unquoted, e.g. status: %s", it.Value, it.Value)
+			ok = false
 		case it.Kind == yaml.ScalarNode && statusClass.MatchString(strings.ToLower(it.Value)):
 			base := int(it.Value[0]-'0') * 100
 			for st := base; st < base+100; st++ {
 				set.add(st)
 			}
 		default:
-			l.errorf(it, path, "status %s must be an error status from 400 to 599, a class like 4xx, or a list of them, e.g. [400, 422]", describe(it))
+			l.errorf(it, p, "status %s must be an error status from 400 to 599, a class like 4xx, or a list of them, e.g. [400, 422]", describe(it))
 			ok = false
 		}
 	}

@@ -16,10 +16,12 @@ import (
 // Max is the most suggestions Suggest returns.
 const Max = 3
 
-// Set is a permitted-value set prepared for suggestions.
+// Set is a permitted-value set prepared for suggestions. It is never
+// modified after NewSet, so any number of goroutines may use it at once.
 type Set struct {
 	values  []string
 	folded  []string          // values, case-folded
+	runes   [][]rune          // folded, as runes
 	aliases map[string]string // case-folded alias -> permitted value
 }
 
@@ -27,9 +29,10 @@ type Set struct {
 // other names callers send (matched without regard to case) to the permitted
 // value they stand for.
 func NewSet(values []string, aliases map[string]string) *Set {
-	s := &Set{values: values, folded: make([]string, len(values))}
+	s := &Set{values: values, folded: make([]string, len(values)), runes: make([][]rune, len(values))}
 	for i, v := range values {
 		s.folded[i] = strings.ToLower(v)
+		s.runes[i] = []rune(s.folded[i])
 	}
 	if len(aliases) > 0 {
 		s.aliases = make(map[string]string, len(aliases))
@@ -40,29 +43,34 @@ func NewSet(values []string, aliases map[string]string) *Set {
 	return s
 }
 
-// Suggest returns at most Max permitted values for received, best first.
+// Suggest returns at most Max permitted values for received, best first,
+// and nil when received is permitted exactly as sent or nothing is close.
 func (s *Set) Suggest(received string) []string {
+	for _, v := range s.values {
+		if v == received {
+			return nil // permitted as sent: nothing to suggest
+		}
+	}
 	folded := strings.ToLower(received)
 	if v, ok := s.aliases[folded]; ok {
 		return []string{v}
 	}
 	for i, f := range s.folded {
 		if f == folded {
-			if s.values[i] == received {
-				return nil // permitted as sent: nothing to suggest
-			}
 			return []string{s.values[i]}
 		}
 	}
-	bound := Bound(utf8.RuneCountInString(folded))
+	rr := []rune(folded)
+	bound := Bound(len(rr))
 	if bound == 0 {
 		return nil
 	}
 	type hit struct{ i, d int }
 	var best [Max]hit
 	n := 0
-	for i, f := range s.folded {
-		d := Distance(folded, f, bound)
+	var rows []int
+	for i, f := range s.runes {
+		d := distance(rr, f, bound, &rows)
 		if d > bound {
 			continue
 		}
@@ -119,14 +127,30 @@ func Bound(n int) int {
 // counted in runes, where swapping two adjacent runes costs one. It stops
 // early and returns a value above max once the distance must exceed max.
 func Distance(a, b string, max int) int {
-	ra, rb := []rune(a), []rune(b)
+	if abs(utf8.RuneCountInString(a)-utf8.RuneCountInString(b)) > max {
+		return max + 1
+	}
+	return distance([]rune(a), []rune(b), max, nil)
+}
+
+// distance is Distance over runes. When rows is non-nil it holds scratch
+// space that one call leaves for the next.
+func distance(ra, rb []rune, max int, rows *[]int) int {
 	if abs(len(ra)-len(rb)) > max {
 		return max + 1
 	}
 	// Three rolling rows: two back (for transpositions), previous, current.
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
+	w := len(rb) + 1
+	var buf []int
+	if rows != nil && cap(*rows) >= 3*w {
+		buf = (*rows)[:3*w]
+	} else {
+		buf = make([]int, 3*w)
+		if rows != nil {
+			*rows = buf
+		}
+	}
+	prev2, prev, cur := buf[:w:w], buf[w:2*w:2*w], buf[2*w:]
 	for j := range prev {
 		prev[j] = j
 	}

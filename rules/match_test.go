@@ -1,0 +1,197 @@
+package rules_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+func mustCompile(re string) *regexp.Regexp { return regexp.MustCompile(re) }
+
+const matchRules = `
+routes:
+  update_ticket:
+    method: PATCH
+    path: /tickets/{ticket_id}
+    fields:
+      status: {enum: [open, pending, closed]}
+    errors:
+      - match: {status: 400, json: error, equals: Invalid status}
+        code: invalid_status
+        field: status
+      - match: {status: 400, json: error, contains: status}
+        code: status_problem
+        message: the status was refused
+      - match: {status: [404, 410], json: error.code, regex: '^NOT_?FOUND$'}
+        code: unknown_ticket
+        message: no ticket has this id
+      - match: {status: 422, json: error, regex: '^bad value (?P<received>\S+)'}
+        code: bad_value
+        message: a value was refused
+      - match: {status: 4xx, json: detail}
+        code: detailed
+        message: the upstream gave details
+      - match: {status: 5xx, body: '(?i)<title>\s*maintenance\s*</title>'}
+        code: maintenance
+        message: the upstream is down for maintenance
+      - match: {status: 5xx, body: 'Invalid status(?:: (?P<received>\w+))?'}
+        code: invalid_status_text
+        field: status
+      - match: {status: 503}
+        code: unavailable
+        message: the upstream is unavailable
+      - match: {status: 409, json: error, equals: "409"}
+        code: conflict
+        message: the ticket changed meanwhile
+`
+
+func TestMatchError(t *testing.T) {
+	route := mustParse(t, matchRules).Routes[0]
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   string // the code of the rule that matches, or ""
+	}{
+		{"equals", 400, `{"error":"Invalid status"}`, "invalid_status"},
+		{"first match wins", 400, `{"error":"Invalid status","detail":"x"}`, "invalid_status"},
+		{"contains", 400, `{"error":"Unknown status value"}`, "status_problem"},
+		{"contains is case-sensitive", 400, `{"error":"STATUS"}`, ""},
+		{"equals is exact", 400, `{"error":"Invalid status."}`, "status_problem"},
+		{"regex on a nested path", 404, `{"error":{"code":"NOT_FOUND"}}`, "unknown_ticket"},
+		{"status list", 410, `{"error":{"code":"NOTFOUND"}}`, "unknown_ticket"},
+		{"regex must match", 404, `{"error":{"code":"GONE"}}`, ""},
+		{"status outside the list", 400, `{"error":{"code":"NOT_FOUND"}}`, ""},
+		{"path must exist", 422, `{"message":"bad value 7"}`, ""},
+		{"json path exists", 401, `{"detail":null}`, "detailed"},
+		{"status class", 499, `{"detail":"x"}`, "detailed"},
+		{"equals a number as text", 409, `{"error":409}`, "conflict"},
+		{"raw body on HTML", 502, `<html><title> Maintenance </title></html>`, "maintenance"},
+		{"raw body on text", 500, `Invalid status: Opened`, "invalid_status_text"},
+		{"status alone", 503, `<html>busy</html>`, "unavailable"},
+		{"no rule for the status", 504, `gateway timeout`, ""},
+
+		// JSON conditions never match a body that is not JSON, even where
+		// gjson could dig a value out of it.
+		{"html is not json", 400, `<p>{"error":"Invalid status"}</p>`, ""},
+		{"truncated json", 400, `{"error":"Invalid status"`, ""},
+		{"text is not json", 400, `error: Invalid status`, ""},
+		{"empty body", 400, ``, ""},
+
+		// Statuses outside 400 to 599 are never matched.
+		{"success", 200, `{"error":"Invalid status"}`, ""},
+		{"redirect", 302, ``, ""},
+		{"below range", 399, `{"detail":"x"}`, ""},
+		{"above range", 600, `Invalid status`, ""},
+		{"negative", -1, ``, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := route.MatchError(tt.status, &rules.Body{Raw: []byte(tt.body)})
+			var code string
+			if got != nil {
+				code = got.Code
+			}
+			if code != tt.want {
+				t.Errorf("MatchError(%d, %s) = %q, want %q", tt.status, tt.body, code, tt.want)
+			}
+			if got != nil && route.Errors[got.Index] != got {
+				t.Errorf("rule %q has Index %d, but the route holds another there", got.Code, got.Index)
+			}
+		})
+	}
+}
+
+func TestConcerns(t *testing.T) {
+	route := mustParse(t, matchRules).Routes[0]
+	for status, want := range map[int]bool{
+		200: false, 302: false, 399: false,
+		400: true, 404: true, 409: true, 410: true, 422: true, 499: true,
+		500: true, 503: true, 599: true, 600: false,
+	} {
+		if got := route.Concerns(status); got != want {
+			t.Errorf("Concerns(%d) = %t, want %t", status, got, want)
+		}
+	}
+
+	tickets := mustLoad(t, "../configs/tickets.yaml")
+	get := tickets.Routes[0]
+	for status, want := range map[int]bool{400: false, 404: true, 500: false} {
+		if got := get.Concerns(status); got != want {
+			t.Errorf("get_ticket: Concerns(%d) = %t, want %t", status, got, want)
+		}
+	}
+	none := mustParse(t, "routes:\n  ping: {method: GET, path: /ping}\n").Routes[0]
+	if none.Concerns(500) || none.MatchError(500, &rules.Body{}) != nil {
+		t.Error("a route without error rules concerns status 500")
+	}
+}
+
+func TestCaptured(t *testing.T) {
+	route := mustParse(t, matchRules).Routes[0]
+	rule := func(code string) *rules.ErrorRule {
+		t.Helper()
+		for _, e := range route.Errors {
+			if e.Code == code {
+				return e
+			}
+		}
+		t.Fatalf("no rule %q", code)
+		return nil
+	}
+	tests := []struct {
+		name   string
+		rule   string
+		body   string
+		want   string
+		wantOK bool
+	}{
+		{"raw body group", "invalid_status_text", `Invalid status: Opened`, "Opened", true},
+		{"raw body group in HTML", "invalid_status_text", `<p>Invalid status: closd</p>`, "closd", true},
+		{"group did not take part", "invalid_status_text", `Invalid status`, "", false},
+		{"body does not match", "invalid_status_text", `all fine`, "", false},
+		{"json value group", "bad_value", `{"error":"bad value 42x"}`, "42x", true},
+		{"json value does not match", "bad_value", `{"error":"fine"}`, "", false},
+		{"json group on a body that is not json", "bad_value", `bad value 42x`, "", false},
+		{"no group", "unknown_ticket", `{"error":{"code":"NOT_FOUND"}}`, "", false},
+		{"no regex", "invalid_status", `{"error":"Invalid status"}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := rule(tt.rule).Captured(&rules.Body{Raw: []byte(tt.body)})
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("Captured(%s) = %q, %t; want %q, %t", tt.body, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	cfg := mustParse(t, `
+routes:
+  r:
+    method: GET
+    path: /r
+    errors:
+      - {match: {status: 503}, code: busy, message: try later}
+      - {match: {status: 409}, code: conflict, message: refetch first, retryable: true}
+      - {match: {status: 429}, code: quota, message: quota spent for today, retryable: false}
+`)
+	busy, conflict, quota := cfg.Routes[0].Errors[0], cfg.Routes[0].Errors[1], cfg.Routes[0].Errors[2]
+	tests := []struct {
+		rule   *rules.ErrorRule
+		status int
+		want   bool
+	}{
+		{busy, 503, true}, {busy, 502, true}, {busy, 504, true}, {busy, 429, true},
+		{busy, 500, false}, {busy, 400, false},
+		{conflict, 409, true},
+		{quota, 429, false},
+	}
+	for _, tt := range tests {
+		if got := tt.rule.IsRetryable(tt.status); got != tt.want {
+			t.Errorf("%s.IsRetryable(%d) = %t, want %t", tt.rule.Code, tt.status, got, tt.want)
+		}
+	}
+}
