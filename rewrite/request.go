@@ -31,7 +31,7 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 	switch f.In {
 	case rules.InBody:
 		if !r.bodyChecked {
-			r.bodyJSON, r.bodyChecked = r.Body != nil && gjson.ValidBytes(r.Body), true
+			r.bodyJSON, r.bodyChecked = r.Body != nil && rules.IsJSON(r.Body), true
 		}
 		if r.bodyJSON {
 			return lastValue(r.Body, f.Key)

@@ -411,7 +411,7 @@ func containsPair(ps []pair, key string) bool {
 }
 
 func (l *loader) unknownKey(k *yaml.Node, path, key string, allowed []string) {
-	if s := suggest.Closest(key, allowed); s != "" {
+	if s := closestName(key, allowed); s != "" {
 		l.errorf(k, path, "unknown key %q; did you mean %q?", key, s)
 		return
 	}
@@ -773,4 +773,26 @@ func checkTemplate(s string) error {
 		}
 	}
 	return nil
+}
+
+// closestName suggests the option a misspelt name meant: the nearest by
+// edit distance, else the one option it abbreviates ("rfc3339" for
+// "rfc3339-utc"), else "".
+func closestName(s string, options []string) string {
+	if c := suggest.Closest(s, options); c != "" {
+		return c
+	}
+	if len(s) < 3 {
+		return ""
+	}
+	found := ""
+	for _, o := range options {
+		if strings.HasPrefix(strings.ToLower(o), strings.ToLower(s)) {
+			if found != "" {
+				return ""
+			}
+			found = o
+		}
+	}
+	return found
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -51,7 +50,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 			if s, ok := l.scalar(kv.val, p, "rfc3339-utc"); ok {
 				if f.Format = FormatNamed(s); f.Format == nil {
 					hint := ""
-					if c := suggest.Closest(s, formatNames()); c != "" {
+					if c := closestName(s, formatNames()); c != "" {
 						hint = fmt.Sprintf("did you mean %q? ", c)
 					}
 					l.errorf(at[kv.key], p, "unknown format %q; %sknown formats: %s", s, hint, strings.Join(formatNames(), ", "))
@@ -280,7 +279,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 						names[i] = f.Name
 					}
 					msg := fmt.Sprintf("field %q is not declared under this route's fields", s)
-					if c := suggest.Closest(s, names); c != "" {
+					if c := closestName(s, names); c != "" {
 						msg += fmt.Sprintf("; did you mean %q?", c)
 					} else if len(names) > 0 {
 						msg += "; declared: " + strings.Join(names, ", ")

@@ -62,7 +62,7 @@ type Body struct {
 
 func (b *Body) isJSON() bool {
 	if !b.checked {
-		b.valid, b.checked = gjson.ValidBytes(b.Raw), true
+		b.valid, b.checked = IsJSON(b.Raw), true
 	}
 	return b.valid
 }

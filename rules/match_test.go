@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -192,6 +193,26 @@ routes:
 	for _, tt := range tests {
 		if got := tt.rule.IsRetryable(tt.status); got != tt.want {
 			t.Errorf("%s.IsRetryable(%d) = %t, want %t", tt.rule.Code, tt.status, got, tt.want)
+		}
+	}
+}
+
+func TestIsJSONBoundsNesting(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"object", `{"a":[1,{"b":"]]]]"}]}`, true},
+		{"brackets in strings", `"` + strings.Repeat("[", 1000) + `"`, true},
+		{"escaped quote", `{"a":"\"[[["}`, true},
+		{"at the bound", strings.Repeat("[", rules.MaxJSONDepth) + strings.Repeat("]", rules.MaxJSONDepth), true},
+		{"past the bound", strings.Repeat("[", rules.MaxJSONDepth+1) + strings.Repeat("]", rules.MaxJSONDepth+1), false},
+		{"unclosed flood", strings.Repeat("[", 1<<20), false},
+		{"invalid", `{"a":}`, false},
+	} {
+		if got := rules.IsJSON([]byte(tc.in)); got != tc.want {
+			t.Errorf("%s: IsJSON = %v; want %v", tc.name, got, tc.want)
 		}
 	}
 }
