@@ -124,41 +124,66 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 
 // exchange is what the proxy keeps of one request for its response.
 type exchange struct {
-	route *rules.Route
+	id    string       // the request id, forwarded and returned
+	route *rules.Route // nil when no route declares the request
 	req   rewrite.Request
 }
 
 type exchangeKey struct{}
 
 // ServeHTTP routes the request, buffers its body when the route declares
-// body fields, and forwards it.
+// body fields, validates it first on routes in "before" mode, and forwards
+// it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader))}
+	r.Header.Set(RequestIDHeader, ex.id)
 	var m mux.RouteMatch
-	if !p.router.Match(r, &m) || m.MatchErr != nil || m.Route == nil {
-		p.rp.ServeHTTP(w, r)
-		return
-	}
-	ex := &exchange{route: p.routes[m.Route.GetName()]}
-	ex.req.Vars = m.Vars
-	ex.req.Query = r.URL.Query()
-	ex.req.Header = r.Header
-	if ex.route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
-		body, err := bufferRequest(r, p.cfg.Limits.RequestBody)
-		if err != nil {
-			p.writeError(w, r, ex.route, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
-				"the request body could not be read to its end; send the whole body again", true))
-			return
+	if p.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
+		route := p.routes[m.Route.GetName()]
+		ex.route = route
+		ex.req.Vars = m.Vars
+		ex.req.RawQuery = r.URL.RawQuery
+		ex.req.Header = r.Header
+		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
+			body, err := bufferRequest(r, p.cfg.Limits.RequestBody)
+			if err != nil {
+				p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
+					"the request body could not be read to its end; send the whole body again", true))
+				return
+			}
+			ex.req.Body, ex.req.BodyUnread = body, body == nil
 		}
-		ex.req.Body = body
+		if route.Validate == rules.ValidateBefore {
+			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
+				p.rejected(ex, e, 0, nil, -1)
+				p.answer(w, ex, e)
+				return
+			}
+		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
-func (p *Proxy) writeError(w http.ResponseWriter, r *http.Request, route *rules.Route, e *rewrite.Error) {
-	body := e.JSON()
+// answer writes a body signpost composed itself, in the route's format.
+func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
+	body, ctype := p.render(ex.route, e)
 	h := w.Header()
-	h.Set("Content-Type", rewrite.ContentType)
+	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", itoa(len(body)))
+	h.Set(RequestIDHeader, ex.id)
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
+}
+
+// render encodes e in the format in force for route (the file's, when
+// route is nil).
+func (p *Proxy) render(route *rules.Route, e *rewrite.Error) ([]byte, string) {
+	format := p.cfg.Format
+	if route != nil {
+		format = route.Format
+	}
+	if format == rules.FormatProblem {
+		return e.ProblemJSON(), rewrite.ProblemContentType
+	}
+	return e.JSON(), rewrite.ContentType
 }

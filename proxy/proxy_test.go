@@ -50,10 +50,20 @@ type fixture struct {
 }
 
 func newProxy(t testing.TB, rt http.RoundTripper) *fixture {
+	return newProxyWith(t, rt, rules.Wrap)
+}
+
+// newProxyWith serves testdata/rules.yaml with the given policy for
+// unmatched errors on every route.
+func newProxyWith(t testing.TB, rt http.RoundTripper, policy rules.Policy) *fixture {
 	t.Helper()
 	cfg, err := rules.Load("testdata/rules.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg.Unmatched = policy
+	for _, r := range cfg.Routes {
+		r.Unmatched = policy
 	}
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
@@ -139,7 +149,9 @@ func TestRewriteFixesFraming(t *testing.T) {
 	}
 }
 
-func TestPassThrough(t *testing.T) {
+// unmatchedCases are upstream errors signpost cannot rewrite: their fate
+// depends on the policy.
+func unmatchedCases() []unmatchedCase {
 	big := bytes.Repeat([]byte("x"), 4096)
 	bomb := func() []byte {
 		var b bytes.Buffer
@@ -150,40 +162,46 @@ func TestPassThrough(t *testing.T) {
 		zw.Close()
 		return b.Bytes()
 	}()
-	for _, tc := range []struct {
-		name     string
-		method   string
-		target   string
-		status   int
-		hdr      http.Header
-		body     []byte
-		counter  string
-		labels   []string
-		rewrites bool
-	}{
+	return []unmatchedCase{
 		{name: "success", method: "PATCH", target: "/tickets/T-1", status: 200, body: []byte(`{"status":"open"}`)},
-		{name: "unmatched message", method: "PATCH", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Other"}`),
+		{name: "unmatched message", wrapped: rejectedBody(400, "Other"), method: "PATCH", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Other"}`),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
-		{name: "status no rule concerns", method: "PATCH", target: "/tickets/T-1", status: 418, body: []byte(`teapot`),
+		{name: "status no rule concerns", wrapped: rejectedBody(418, ""), method: "PATCH", target: "/tickets/T-1", status: 418, body: []byte(`teapot`),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "418"}},
-		{name: "route without rules", method: "GET", target: "/tickets/T-1", status: 404, body: []byte(`{"error":"No such ticket"}`),
+		{name: "route without rules", wrapped: rejectedBody(404, "No such ticket"), method: "GET", target: "/tickets/T-1", status: 404, body: []byte(`{"error":"No such ticket"}`),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "get_ticket", "status", "404"}},
-		{name: "unrouted", method: "DELETE", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Invalid status"}`),
+		{name: "unrouted", wrapped: rejectedBody(400, "Invalid status"), method: "DELETE", target: "/tickets/T-1", status: 400, body: []byte(`{"error":"Invalid status"}`),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "(unrouted)", "status", "400"}},
-		{name: "oversized", method: "PATCH", target: "/tickets/T-1", status: 400,
+		{name: "oversized", wrapped: rejectedBody(400, ""), method: "PATCH", target: "/tickets/T-1", status: 400,
 			body:    append(append([]byte(`{"error":"Invalid status","pad":"`), big...), `"}`...),
 			counter: "signpost_upstream_error_bodies_oversized_total", labels: []string{"route", "update_ticket"}},
-		{name: "gzip bomb", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: bomb,
+		{name: "gzip bomb", wrapped: rejectedBody(400, ""), method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: bomb,
 			counter: "signpost_upstream_error_bodies_oversized_total", labels: []string{"route", "update_ticket"}},
-		{name: "corrupt gzip", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: []byte("\x1f\x8bnot gzip at all"),
+		{name: "corrupt gzip", wrapped: rejectedBody(400, ""), method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"gzip"}}, body: []byte("\x1f\x8bnot gzip at all"),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
-		{name: "unknown encoding", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"br"}}, body: []byte("\x0b\x02\x80"),
+		{name: "unknown encoding", wrapped: rejectedBody(400, ""), method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Encoding": {"br"}}, body: []byte("\x0b\x02\x80"),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
-		{name: "event stream error", method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Type": {"text/event-stream"}}, body: []byte(`{"error":"Invalid status"}`),
+		{name: "event stream error", wrapped: rejectedBody(400, ""), method: "PATCH", target: "/tickets/T-1", status: 400, hdr: http.Header{"Content-Type": {"text/event-stream"}}, body: []byte(`{"error":"Invalid status"}`),
 			counter: "signpost_upstream_errors_unmatched_total", labels: []string{"route", "update_ticket", "status", "400"}},
-	} {
+	}
+}
+
+type unmatchedCase struct {
+	name    string
+	method  string
+	target  string
+	status  int
+	hdr     http.Header
+	body    []byte
+	counter string
+	labels  []string
+	wrapped string // the body under the wrap policy
+}
+
+func TestPassThrough(t *testing.T) {
+	for _, tc := range unmatchedCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newProxy(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body})
+			f := newProxyWith(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body}, rules.Passthrough)
 			w := f.do(tc.method, tc.target, `{"status":"OPEN"}`)
 			if w.Code != tc.status || !bytes.Equal(w.Body.Bytes(), tc.body) {
 				t.Fatalf("got %d with %d bytes; want %d with the upstream's %d bytes unchanged", w.Code, w.Body.Len(), tc.status, len(tc.body))
@@ -198,6 +216,40 @@ func TestPassThrough(t *testing.T) {
 			}
 			if c := f.counter(t, "signpost_rejections_total"); c != 0 {
 				t.Errorf("rejections = %v; want 0", c)
+			}
+		})
+	}
+}
+
+// rejectedBody is the wrapped body of a 4xx no rule explains.
+func rejectedBody(status int, upstreamMessage string) string {
+	b := `{"error":"upstream_rejected","message":"the upstream rejected the call (` + itoa(status) + " " + http.StatusText(status) + `) for a reason signpost has no rule for",`
+	if upstreamMessage != "" {
+		b += `"upstream_message":"` + upstreamMessage + `",`
+	}
+	return b + `"retryable":false}`
+}
+
+func TestWrap(t *testing.T) {
+	for _, tc := range unmatchedCases() {
+		if tc.wrapped == "" {
+			continue // a success
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			f := newProxy(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body})
+			w := f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+			if w.Code != tc.status || w.Body.String() != tc.wrapped {
+				t.Fatalf("got %d %s\nwant %d %s", w.Code, w.Body, tc.status, tc.wrapped)
+			}
+			h := w.Result().Header
+			if h.Get("Content-Type") != "application/json" || h.Get("Content-Encoding") != "" || h.Get("Content-Length") != itoa(len(tc.wrapped)) {
+				t.Errorf("framing: %v", h)
+			}
+			if h.Get(RequestIDHeader) == "" {
+				t.Errorf("no %s returned", RequestIDHeader)
+			}
+			if c := f.counter(t, tc.counter, tc.labels...); c != 1 {
+				t.Errorf("%s%v = %v; want 1", tc.counter, tc.labels, c)
 			}
 		})
 	}

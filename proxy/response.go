@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -20,79 +21,190 @@ import (
 )
 
 // modifyResponse replaces an upstream error that a rule of the matched
-// route concerns. Everything else streams through as it arrived.
+// route concerns, and, under the wrap policy, any other error. Everything
+// else streams through as it arrived, with the request id added.
 func (p *Proxy) modifyResponse(res *http.Response) error {
+	ex, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		return nil
+	}
+	if res.Header.Get(RequestIDHeader) == "" {
+		res.Header.Set(RequestIDHeader, ex.id)
+	}
 	status := res.StatusCode
 	if status < 400 {
 		return nil
 	}
-	ex, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
-	if ex == nil {
-		p.unmatched(metrics.Unrouted, status)
+	route, name, policy := ex.route, metrics.Unrouted, p.cfg.Unmatched
+	if route != nil {
+		name, policy = route.Name, route.Unmatched
+	}
+	concerned := route != nil && route.Concerns(status)
+	up := &rewrite.Upstream{Status: status, Header: res.Header}
+	if !concerned && policy == rules.Passthrough {
+		p.unmatched(ex, name, up, "passed through")
 		return nil
 	}
-	route := ex.route
-	if !route.Concerns(status) || isEventStream(res.Header) {
-		p.unmatched(route.Name, status)
-		return nil
-	}
-	decode, ok := decoderFor(res.Header.Get("Content-Encoding"))
-	if !ok {
-		p.unmatched(route.Name, status)
-		return nil
-	}
+	decode, decodable := decoderFor(res.Header.Get("Content-Encoding"))
 	limit := p.cfg.Limits.ErrorBody
+	switch {
+	case isEventStream(res.Header):
+		// A stream is never buffered: passed on, or wrapped unread.
+		return p.unreadable(res, ex, name, up, policy, "stream")
+	case res.ContentLength > limit:
+		p.oversized(name)
+		return p.unreadable(res, ex, name, up, policy, "oversized")
+	}
 	stall := time.AfterFunc(p.bodyTimeout, func() { res.Body.Close() })
 	raw, err := readHead(res.Body, limit)
 	stall.Stop()
-	if err != nil || int64(len(raw)) > limit {
+	if err != nil {
+		// The upstream broke off: the caller gets what arrived and the break.
 		res.Body = putBack(raw, res.Body, err)
-		if err == nil {
-			p.oversized(route.Name)
-		}
+		p.unmatched(ex, name, up, "upstream body broke off")
 		return nil
+	}
+	if int64(len(raw)) > limit {
+		p.oversized(name)
+		if policy == rules.Passthrough {
+			res.Body = putBack(raw, res.Body, nil)
+			p.unmatched(ex, name, up, "oversized, passed through")
+			return nil
+		}
+		return p.unreadable(res, ex, name, up, policy, "oversized")
 	}
 	res.Body.Close()
 	body := raw
+	if !decodable {
+		return p.settle(res, ex, name, up, policy, raw, "undecodable encoding")
+	}
 	if decode != nil {
 		if body, err = decode(raw, limit); err != nil {
-			// Corrupt or beyond the bound once inflated: pass the bytes on.
-			res.Body = io.NopCloser(bytes.NewReader(raw))
+			what := "corrupt encoding"
 			if errors.Is(err, errTooLarge) {
-				p.oversized(route.Name)
-			} else {
-				p.unmatched(route.Name, status)
+				p.oversized(name)
+				what = "oversized once decoded"
 			}
+			return p.settle(res, ex, name, up, policy, raw, what)
+		}
+	}
+	up.Body = &rules.Body{Raw: body}
+	if concerned {
+		if rule := route.MatchError(status, up.Body); rule != nil {
+			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
+			p.replace(res, route, e)
+			p.rejected(ex, e, status, body, rule.Index)
 			return nil
 		}
 	}
-	upstream := &rules.Body{Raw: body}
-	rule := route.MatchError(status, upstream)
-	if rule == nil {
+	return p.settle(res, ex, name, up, policy, raw, "no rule matched")
+}
+
+// settle disposes of an error no rule matched once its body was read: the
+// raw bytes pass on, or a wrapped body replaces them.
+func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, raw []byte, why string) error {
+	if policy == rules.Passthrough {
 		res.Body = io.NopCloser(bytes.NewReader(raw))
-		p.unmatched(route.Name, status)
+		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
-	e := rewrite.Matched(rule, status, upstream, &ex.req, p.cfg.Limits.Received)
-	replaceBody(res, e.JSON())
-	if p.metrics != nil {
-		p.metrics.Rejected(route.Name, e.Code, e.Field)
+	if up.Body == nil {
+		up.Body = &rules.Body{Raw: raw}
 	}
-	p.log.Info("rewrote upstream error", "route", route.Name, "code", e.Code, "field", e.Field,
-		"status", status, "rule", rule.Index)
+	e := rewrite.Wrap(up)
+	p.replace(res, ex.route, e)
+	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
+}
+
+// unreadable disposes of an error whose body is not read: a stream or one
+// over the bound. Under the wrap policy the upstream body is closed unread.
+func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, why string) error {
+	if policy == rules.Passthrough {
+		p.unmatched(ex, name, up, why+", passed through")
+		return nil
+	}
+	res.Body.Close()
+	e := rewrite.Wrap(up)
+	p.replace(res, ex.route, e)
+	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
+	return nil
+}
+
+// replace swaps the upstream's body for e, rendered in the route's format.
+func (p *Proxy) replace(res *http.Response, route *rules.Route, e *rewrite.Error) {
+	body, ctype := p.render(route, e)
+	replaceBody(res, body, ctype)
+}
+
+// maxLoggedBody bounds the upstream body a log line carries.
+const maxLoggedBody = 2048
+
+// rejected counts and logs a rejection: one count per field fault, one log
+// line keyed by the same code, with what the operator needs and the agent
+// must not see. status and upstream are zero when signpost answered before
+// calling the upstream; rule is the matching rule's index, or -1.
+func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []byte, rule int) {
+	if p.metrics != nil {
+		if len(e.Errors) == 0 {
+			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)
+		}
+		for _, en := range e.Errors {
+			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
+		}
+	}
+	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
+	if e.Field != "" {
+		attrs = append(attrs, "field", e.Field)
+	}
+	if e.Received != nil {
+		attrs = append(attrs, "received", json.RawMessage(e.Received))
+	}
+	if len(e.Errors) > 0 {
+		fields := make([]string, len(e.Errors))
+		for i, en := range e.Errors {
+			fields[i] = en.Field
+		}
+		attrs = append(attrs, "fields", fields)
+	}
+	if status == 0 {
+		p.log.Info("rejected before the upstream", attrs...)
+		return
+	}
+	attrs = append(attrs, "status", status, "rule", rule, "upstream_body", clip(upstream))
+	p.log.Info("rewrote upstream error", attrs...)
+}
+
+// unmatched counts and logs an upstream error no rule explained.
+func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what string) {
+	if p.metrics != nil {
+		p.metrics.Unmatched(name, up.Status)
+	}
+	attrs := []any{"request_id", ex.id, "route", name, "status", up.Status, "action", what}
+	if up.Body != nil {
+		attrs = append(attrs, "upstream_body", clip(up.Body.Raw))
+	}
+	p.log.Info("upstream error unmatched", attrs...)
+}
+
+// clip returns up to maxLoggedBody bytes of b, marked when cut.
+func clip(b []byte) string {
+	if len(b) <= maxLoggedBody {
+		return string(b)
+	}
+	return string(b[:maxLoggedBody]) + "…[+" + itoa(len(b)-maxLoggedBody) + " bytes]"
 }
 
 // replaceBody swaps the response body for a rewritten one and fixes its
 // framing: length, type, and no encoding or validators of the old body.
-func replaceBody(res *http.Response, body []byte) {
+func replaceBody(res *http.Response, body []byte, contentType string) {
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	res.ContentLength = int64(len(body))
 	res.TransferEncoding = nil
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
-	h.Set("Content-Type", rewrite.ContentType)
+	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", itoa(len(body)))
 	for _, k := range staleHeaders {
 		h.Del(k)
@@ -102,12 +214,6 @@ func replaceBody(res *http.Response, body []byte) {
 // staleHeaders describe the body a rewrite replaces, so they go with it.
 var staleHeaders = []string{"Content-Encoding", "Content-Md5", "Content-Range", "Content-Digest",
 	"Repr-Digest", "Digest", "Etag", "Last-Modified", "Trailer"}
-
-func (p *Proxy) unmatched(route string, status int) {
-	if p.metrics != nil {
-		p.metrics.Unmatched(route, status)
-	}
-}
 
 func (p *Proxy) oversized(route string) {
 	if p.metrics != nil {
@@ -199,10 +305,13 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	if r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return // the caller left; nobody reads an answer
 	}
+	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		ex = &exchange{id: r.Header.Get(RequestIDHeader)}
+	}
 	routeName := metrics.Unrouted
-	var route *rules.Route
-	if ex, _ := r.Context().Value(exchangeKey{}).(*exchange); ex != nil {
-		route, routeName = ex.route, ex.route.Name
+	if ex.route != nil {
+		routeName = ex.route.Name
 	}
 	e := rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
 		"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
@@ -214,8 +323,8 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
-	p.log.Warn("upstream failed", "route", routeName, "code", e.Code, "error", err.Error())
-	p.writeError(w, r, route, e)
+	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", err.Error())
+	p.answer(w, ex, e)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -16,13 +16,13 @@ func BenchmarkMatchAndRewrite(b *testing.B) {
 	upstream := []byte(`{"error":"Invalid status"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		body := &rules.Body{Raw: upstream}
+		up := &rewrite.Upstream{Status: 400, Body: &rules.Body{Raw: upstream}}
 		r := *req // a fresh request view, as each exchange has its own
-		rule := rt.MatchError(400, body)
+		rule := rt.MatchError(400, up.Body)
 		if rule == nil {
 			b.Fatal("no match")
 		}
-		if out := rewrite.Matched(rule, 400, body, &r, 64).JSON(); len(out) == 0 {
+		if out := rewrite.ForMatch(rt, rule, up, &r, cfg.Limits).JSON(); len(out) == 0 {
 			b.Fatal("empty body")
 		}
 	}

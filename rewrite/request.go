@@ -12,9 +12,12 @@ import (
 // Request is what a rewrite reads of the caller's request: the values its
 // declared fields had, exactly as the proxy parsed them.
 type Request struct {
-	Vars   map[string]string // path variables of the matched route
-	Query  url.Values
-	Header http.Header
+	Vars map[string]string // path variables of the matched route
+	// Query holds the query parameters; when nil, RawQuery is parsed into
+	// it on first use, so that requests no error concerns never parse it.
+	Query    url.Values
+	RawQuery string
+	Header   http.Header
 	// Body is the buffered request body, or nil when the route declares no
 	// body fields or the body was over the buffering bound.
 	Body []byte
@@ -37,6 +40,9 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 			return lastValue(r.Body, f.Key)
 		}
 	case rules.InQuery:
+		if r.Query == nil {
+			r.Query, _ = url.ParseQuery(r.RawQuery)
+		}
 		if vs, ok := r.Query[f.Key]; ok && len(vs) > 0 {
 			return rules.Text(vs[0])
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -29,6 +30,9 @@ type Error struct {
 	Code    string
 	Field   string // empty when no single field is at fault
 	Message string
+	// UpstreamMessage quotes the upstream's own short message in a wrapped
+	// body, or is empty.
+	UpstreamMessage string
 	// Received is the offending value as JSON, or nil when there is none.
 	Received []byte
 	// Errors lists every field fault of a batched body, in declared order.
@@ -87,6 +91,9 @@ func (e *Error) members(o *object, messageKey string) {
 		o.str("field", e.Field)
 	}
 	o.str(messageKey, e.Message)
+	if e.UpstreamMessage != "" {
+		o.str("upstream_message", e.UpstreamMessage)
+	}
 	if e.Received != nil {
 		o.raw("received", e.Received)
 	}
@@ -159,25 +166,122 @@ func escapeKey(k string) string {
 	return b.String()
 }
 
-// Matched describes an upstream error that rule matched, for a request to
-// route. maxReceived caps an echoed string, in characters.
-func Matched(rule *rules.ErrorRule, status int, body *rules.Body, req *Request, maxReceived int) *Error {
-	e := &Error{Status: status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(status)}
-	if f := rule.Field; f != nil {
+// Upstream is the upstream's error response as signpost examined it.
+type Upstream struct {
+	Status int
+	Header http.Header
+	Body   *rules.Body // the decoded body; nil when it was not read
+}
+
+// Matched describes an upstream error that rule matched. maxReceived caps
+// an echoed string, in characters.
+func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) *Error {
+	e := &Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status)}
+	f := rule.Field
+	if f != nil {
 		e.Field = f.Name
-		if e.Message == "" {
-			e.Message = f.Rule
+	}
+	var sent gjson.Result // the field's value, for a lookup's argument
+	if s, ok := rule.Captured(up.Body); ok {
+		e.Received = appendQuoted(nil, s, maxReceived)
+		sent = rules.Text(s)
+	} else if f != nil && req != nil {
+		if sent = req.Value(f); sent.Exists() {
+			e.Received = appendValue(nil, sent, maxReceived)
 		}
 	}
-	if s, ok := rule.Captured(body); ok {
-		e.Received = appendQuoted(nil, s, maxReceived)
-	} else if rule.Field != nil && req != nil {
-		if v := req.Value(rule.Field); v.Exists() {
-			e.Received = appendValue(nil, v, maxReceived)
-		}
+	e.Message = fillReceived(e.Message, e.Received)
+	switch {
+	case rule.NextCall != nil:
+		e.NextCall = callFrom(rule.NextCall, req, maxReceived)
+	case f != nil && f.Lookup != nil && sent.Exists():
+		e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, maxReceived)}}}
+	}
+	if e.Retryable {
+		e.RetryAfter = retryAfter(up.Header, rule.RetryAfter, timeNow())
 	}
 	return e
 }
+
+// ForMatch is Matched, widened in the route's "after" mode: when the rule
+// names a field whose value breaks its own declared constraint, the answer
+// lists every other declared field at fault too, so that one corrected
+// call can succeed. Existence and business errors, whose field is well
+// formed, stay single.
+func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
+	e := Matched(rule, up, req, lim.Received)
+	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
+		return e
+	}
+	faults := Validate(route, req, lim.Received)
+	at := -1
+	for i, fault := range faults {
+		if fault.Field == e.Field {
+			at = i
+		}
+	}
+	if at < 0 || len(faults) == 1 {
+		return e
+	}
+	faults[at] = Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received}
+	return Batch(up.Status, faults, lim.Errors)
+}
+
+// callFrom fills a call's arguments from the failed request; an argument
+// whose field the request did not carry is left out.
+func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
+	out := &Call{Name: c.Route.Name, Arguments: make([]Argument, 0, len(c.Args))}
+	for _, a := range c.Args {
+		if req == nil {
+			break
+		}
+		if v := req.Value(a.From); v.Exists() {
+			out.Arguments = append(out.Arguments, Argument{a.Name, appendValue(nil, v, maxReceived)})
+		}
+	}
+	return out
+}
+
+// fillReceived replaces {received} in a rule's message with the received
+// value, JSON-quoted (the value is never prose), or with "the value sent"
+// when there is none.
+func fillReceived(msg string, received []byte) string {
+	if !strings.Contains(msg, "{received}") {
+		return msg
+	}
+	with := "the value sent"
+	if received != nil {
+		with = string(received)
+	}
+	return strings.ReplaceAll(msg, "{received}", with)
+}
+
+// retryAfter is the wait to advise, in whole seconds: the upstream's
+// Retry-After (delay-seconds or an HTTP date), else the rule's default.
+func retryAfter(h http.Header, fallback int, now time.Time) int {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return fallback
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return min(n, maxRetryAfter)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d <= 0 {
+			return 0
+		}
+		return min(int((d+time.Second-1)/time.Second), maxRetryAfter)
+	}
+	return fallback
+}
+
+// timeNow is the clock Retry-After dates are read against.
+var timeNow = time.Now
+
+// maxRetryAfter caps an advised wait at a day: an upstream's larger figure
+// is more likely a mistake than advice.
+const maxRetryAfter = 86400
 
 // Failure describes signpost's own failure to get an answer from the
 // upstream, such as a refused connection or a timeout.

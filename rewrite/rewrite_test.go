@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -24,6 +25,7 @@ type fixture struct {
 	header         http.Header
 	body           string
 	status         int
+	upHeader       http.Header
 	upstream       string
 	want           string
 }
@@ -55,8 +57,10 @@ func readFixture(t *testing.T, path string) fixture {
 		t.Fatalf("%s: request line %q: want METHOD TARGET", path, first)
 	}
 	f.header, f.body = header, body
-	first, _, f.upstream = splitMessage(parts[1])
-	if f.status, err = strconv.Atoi(first); err != nil {
+	first, f.upHeader, f.upstream = splitMessage(parts[1])
+	if first == "none" { // validated before any upstream call
+		f.status = 0
+	} else if f.status, err = strconv.Atoi(first); err != nil {
 		t.Fatalf("%s: upstream status %q: %v", path, first, err)
 	}
 	f.want = strings.TrimSpace(parts[2])
@@ -115,12 +119,23 @@ func route(t testing.TB, cfg *rules.Config, method, target string) (*rules.Route
 	return nil, nil
 }
 
-func TestMatchedGolden(t *testing.T) {
+// TestGolden renders each fixture's upstream error as signpost would: the
+// fixtures in testdata/ in signpost's own format, those in
+// testdata/problem/ as RFC 9457 Problem Details.
+func TestGolden(t *testing.T) {
+	defer rewrite.SetClock(time.Date(2026, 3, 11, 9, 14, 2, 0, time.UTC))()
 	cfg := loadRules(t)
-	files, _ := filepath.Glob("testdata/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no fixtures in testdata")
+	for _, dir := range []string{"testdata", "testdata/problem"} {
+		t.Run(filepath.Base(dir), func(t *testing.T) { golden(t, cfg, dir) })
 	}
+}
+
+func golden(t *testing.T, cfg *rules.Config, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no fixtures in " + dir)
+	}
+	problem := filepath.Base(dir) == "problem"
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
 			f := readFixture(t, path)
@@ -129,19 +144,25 @@ func TestMatchedGolden(t *testing.T) {
 			if f.body != "" {
 				req.Body = []byte(f.body)
 			}
-			body := &rules.Body{Raw: []byte(f.upstream)}
-			rule := rt.MatchError(f.status, body)
-			if rule == nil {
-				if f.want != "no match" {
-					t.Fatalf("no rule of %s matched %d %s; want %s", rt.Name, f.status, f.upstream, f.want)
-				}
-				return
+			up := &rewrite.Upstream{Status: f.status, Header: f.upHeader, Body: &rules.Body{Raw: []byte(f.upstream)}}
+			var e *rewrite.Error
+			if f.status == 0 {
+				e = rewrite.Before(rt, req, cfg.Limits)
+			} else if rule := rt.MatchError(f.status, up.Body); rule != nil {
+				e = rewrite.ForMatch(rt, rule, up, req, cfg.Limits)
+			} else {
+				e = rewrite.Wrap(up)
 			}
-			if f.want == "no match" {
-				t.Fatalf("rule %d (%s) matched; want no match", rule.Index, rule.Code)
+			var got []byte
+			switch {
+			case e == nil:
+				got = []byte("valid")
+			case problem:
+				got = e.ProblemJSON()
+			default:
+				got = e.JSON()
 			}
-			got := rewrite.Matched(rule, f.status, body, req, cfg.Limits.Received).JSON()
-			if !json.Valid(got) {
+			if e != nil && !json.Valid(got) {
 				t.Fatalf("body is not valid JSON: %s", got)
 			}
 			if string(got) != f.want {
@@ -156,7 +177,7 @@ func TestInvalidUTF8IsEscaped(t *testing.T) {
 	rt, req := route(t, cfg, "PATCH", "/tickets/T-1")
 	req.Body = []byte("{\"status\":\"O\xffP\xc3\"}")
 	body := &rules.Body{Raw: []byte(`{"error":"Invalid status"}`)}
-	got := rewrite.Matched(rt.MatchError(400, body), 400, body, req, 64).JSON()
+	got := rewrite.Matched(rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, 64).JSON()
 	// gjson does not validate UTF-8 inside strings, so the raw bytes reach
 	// the rewrite; they must leave it as U+FFFD escapes.
 	want := `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"O\ufffdP\ufffd","retryable":false}`

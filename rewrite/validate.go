@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -68,4 +69,25 @@ func Batch(status int, faults []Entry, max int) *Error {
 		faults = faults[:max]
 	}
 	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults}
+}
+
+// CodeInvalidJSON is the code of a request body that is not JSON on a route
+// that declares body fields.
+const CodeInvalidJSON = "invalid_json_body"
+
+// Before validates a request in a route's "before" mode: nil when every
+// declared field conforms, else the body to answer with, status 400,
+// without calling the upstream.
+func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
+	if len(req.Body) > 0 && !req.BodyUnread && route.HasBodyFields() && !rules.IsJSON(req.Body) {
+		var names []string
+		for _, f := range route.Fields {
+			if f.In == rules.InBody {
+				names = append(names, f.Name)
+			}
+		}
+		return &Error{Status: 400, Code: CodeInvalidJSON,
+			Message: "the request body is not valid JSON; send one JSON object with the fields " + strings.Join(names, ", ")}
+	}
+	return Batch(400, Validate(route, req, lim.Received), lim.Errors)
 }

@@ -9,6 +9,7 @@ package rules
 import (
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 // Defaults for the limits a rule file may leave out.
@@ -18,6 +19,40 @@ const (
 	DefaultErrorBody   = 64 << 10
 	DefaultRequestBody = 1 << 20
 	DefaultReceived    = 64
+	DefaultErrors      = 10
+)
+
+// BodyFormat is how signpost renders the bodies it writes.
+type BodyFormat string
+
+// The body formats.
+const (
+	FormatJSON    BodyFormat = "json"         // signpost's own members: error, field, message, ...
+	FormatProblem BodyFormat = "problem+json" // RFC 9457 Problem Details
+)
+
+// Policy says what becomes of an upstream error no rule matches, or one too
+// large to read.
+type Policy string
+
+// The policies for unmatched errors.
+const (
+	Wrap        Policy = "wrap"        // a generic actionable body; upstream internals never pass
+	Passthrough Policy = "passthrough" // the upstream's response, untouched
+)
+
+// Mode says when a route's declared fields are validated.
+type Mode string
+
+// The validation modes.
+const (
+	// ValidateAfter lets the upstream judge first; when it rejects a field
+	// whose value breaks its declared constraint, the answer lists every
+	// other declared field at fault too.
+	ValidateAfter Mode = "after"
+	// ValidateBefore rejects a request with any declared field at fault
+	// without calling the upstream.
+	ValidateBefore Mode = "before"
 )
 
 // Config is one loaded, validated and compiled rule file.
@@ -30,6 +65,10 @@ type Config struct {
 	// Listen is the agent-facing address; Admin serves metrics, never agents.
 	Listen, Admin string
 	Limits        Limits
+	// Format and Unmatched are the file's defaults; each route has the
+	// value in force for it.
+	Format    BodyFormat
+	Unmatched Policy
 	// Routes are in file order.
 	Routes []*Route
 }
@@ -46,6 +85,8 @@ type Limits struct {
 	// Received caps, in characters, a string echoed back as "received".
 	// Zero means 64.
 	Received int
+	// Errors caps the entries of a batched body. Zero means 10.
+	Errors int
 }
 
 // Route is one upstream operation, named as the agent's tool is named.
@@ -57,7 +98,12 @@ type Route struct {
 	Fields []*Field
 	// Errors are tried in file order; the first that matches wins.
 	Errors []*ErrorRule
-	Pos    Pos
+	// Validate is when declared fields are checked; Format how bodies are
+	// rendered; Unmatched what becomes of errors no rule matches.
+	Validate  Mode
+	Format    BodyFormat
+	Unmatched Policy
+	Pos       Pos
 
 	concerns statusSet // every status some error rule could match
 }
@@ -116,9 +162,12 @@ type Field struct {
 	Example   string         // one value that satisfies the constraint
 	Min, Max  *float64       // bounds for integer and number formats
 	MaxLength int            // in characters; zero means no bound
+	// Lookup is the call that finds valid values for an open value space,
+	// such as customer ids: its one argument takes the value sent.
+	Lookup *Call
 
 	// Rule states the constraint as the caller reads it, e.g.
-	// "must be one of: open, pending, closed".
+	// "must be one of: open, pending, closed", and names Lookup if set.
 	Rule string
 	Pos  Pos
 }
@@ -130,13 +179,46 @@ type ErrorRule struct {
 	Code string
 	// Field names the declared field at fault, or is empty.
 	Field *Field
-	// Message overrides the field's rule as the body's message.
+	// Message is the body's message: the rule's own, else the field's
+	// rule, followed by the next call or the futility the rule declares.
+	// A {received} in it stands for the received value, JSON-quoted.
 	Message string
 	// Retryable overrides the default derived from the upstream status.
 	Retryable *bool
-	Pos       Pos
+	// NextCall is the call to make before this one can succeed.
+	NextCall *Call
+	// Futile says what to do instead when repeating the call cannot
+	// succeed; a futile rule is never retryable.
+	Futile string
+	// RetryAfter is the wait, in seconds, advised when the upstream sends
+	// no Retry-After header; zero advises none.
+	RetryAfter int
+	Pos        Pos
 	// Index is the rule's place in its route, from zero.
 	Index int
+}
+
+// Call is a route to call, with arguments filled from the failed request.
+type Call struct {
+	Route *Route
+	Args  []Arg
+}
+
+// Arg is one argument of a Call: the called route's field Name, filled
+// with the value of field From of the failed request.
+type Arg struct {
+	Name string
+	From *Field
+}
+
+// Signature renders the call as the agent's tool is called:
+// "search_customers(query)".
+func (c *Call) Signature() string {
+	names := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		names[i] = a.Name
+	}
+	return c.Route.Name + "(" + strings.Join(names, ", ") + ")"
 }
 
 // Match selects upstream error responses. Every condition set must hold.

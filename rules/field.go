@@ -181,6 +181,14 @@ func contains(list []string, s string) bool {
 // ruleText states the field's constraint for the caller: the permitted set
 // when it is enumerable, else the rule and one concrete example.
 func (f *Field) ruleText() string {
+	if f.Lookup != nil {
+		return f.constraintText() + "; " + lookupHint(f)
+	}
+	return f.constraintText()
+}
+
+// constraintText states the declared constraint alone.
+func (f *Field) constraintText() string {
 	var b strings.Builder
 	switch {
 	case f.Enum != nil:

@@ -109,7 +109,11 @@ type loader struct {
 	// key path: where an exhausted budget is reported.
 	mergeAt   *yaml.Node
 	mergePath string
-	cfg       *Config
+	// lookups and rules wait for every route to load, to resolve the
+	// calls they name.
+	lookups []pendingLookup
+	rules   []pendingRule
+	cfg     *Config
 }
 
 func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -193,8 +197,8 @@ func (l *loader) parse(data []byte) *Config {
 	case err != io.EOF:
 		l.syntax(data, err)
 	}
-	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin,
-		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived}}
+	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap,
+		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors}}
 	l.cfg = cfg
 	root := doc.Content[0]
 	if l.deref(root).Kind != yaml.MappingNode {
@@ -212,6 +216,14 @@ func (l *loader) parse(data []byte) *Config {
 			cfg.Admin = l.address(kv.val, kv.key, DefaultAdmin)
 		case "limits":
 			l.limits(kv.val, kv.key, &cfg.Limits)
+		case "format":
+			if v, ok := l.choice(kv.val, kv.key, formatChoices); ok {
+				cfg.Format = BodyFormat(v)
+			}
+		case "unmatched":
+			if v, ok := l.choice(kv.val, kv.key, policyChoices); ok {
+				cfg.Unmatched = Policy(v)
+			}
 		case "routes":
 			routes = kv.val
 		}
@@ -221,6 +233,7 @@ func (l *loader) parse(data []byte) *Config {
 		return cfg
 	}
 	l.routes(routes, "routes")
+	l.link()
 	return cfg
 }
 
@@ -236,11 +249,11 @@ const exampleFile = `  routes:
           field: status`
 
 var (
-	topKeys   = []string{"upstream", "listen", "admin", "limits", "routes"}
-	limitKeys = []string{"error_body", "request_body", "received"}
-	routeKeys = []string{"method", "path", "fields", "errors"}
-	fieldKeys = []string{"in", "key", "required", "enum", "format", "pattern", "example", "min", "max", "max_length"}
-	ruleKeys  = []string{"match", "code", "field", "message", "retryable"}
+	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "routes"}
+	limitKeys = []string{"error_body", "request_body", "received", "errors"}
+	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors"}
+	fieldKeys = []string{"in", "key", "required", "enum", "format", "pattern", "example", "min", "max", "max_length", "lookup"}
+	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 	locations = []string{string(InBody), string(InQuery), string(InPath), string(InHeader)}
@@ -611,6 +624,10 @@ func (l *loader) limits(n *yaml.Node, path string, lim *Limits) {
 			if v, ok := l.integer(kv.val, p, 8, 1024, "64"); ok {
 				lim.Received = int(v)
 			}
+		case "errors":
+			if v, ok := l.integer(kv.val, p, 1, 100, "10"); ok {
+				lim.Errors = int(v)
+			}
 		}
 	}
 }
@@ -652,7 +669,7 @@ func (l *loader) routes(n *yaml.Node, path string) {
 }
 
 func (l *loader) route(name string, n *yaml.Node, path string) *Route {
-	r := &Route{Name: name}
+	r := &Route{Name: name, Validate: ValidateAfter, Format: l.cfg.Format, Unmatched: l.cfg.Unmatched}
 	var fields, errs *yaml.Node
 	var methodNode *yaml.Node
 	pairs := l.mapping(n, path, routeKeys, "a route mapping with method: and path:")
@@ -682,6 +699,18 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 				} else {
 					r.Path = s
 				}
+			}
+		case "validate":
+			if v, ok := l.choice(kv.val, p, modeChoices); ok {
+				r.Validate = Mode(v)
+			}
+		case "format":
+			if v, ok := l.choice(kv.val, p, formatChoices); ok {
+				r.Format = BodyFormat(v)
+			}
+		case "unmatched":
+			if v, ok := l.choice(kv.val, p, policyChoices); ok {
+				r.Unmatched = Policy(v)
 			}
 		case "fields":
 			fields = kv.val

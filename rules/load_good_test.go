@@ -38,9 +38,10 @@ func summary(cfg *rules.Config) string {
 		upstream = cfg.Upstream.String()
 	}
 	fmt.Fprintf(&b, "upstream %s listen %s admin %s\n", upstream, cfg.Listen, cfg.Admin)
-	fmt.Fprintf(&b, "limits error_body=%d request_body=%d received=%d\n", cfg.Limits.ErrorBody, cfg.Limits.RequestBody, cfg.Limits.Received)
+	fmt.Fprintf(&b, "limits error_body=%d request_body=%d received=%d errors=%d\n", cfg.Limits.ErrorBody, cfg.Limits.RequestBody, cfg.Limits.Received, cfg.Limits.Errors)
+	fmt.Fprintf(&b, "format %s unmatched %s\n", cfg.Format, cfg.Unmatched)
 	for _, r := range cfg.Routes {
-		fmt.Fprintf(&b, "route %s %s %s @%d:%d body=%t\n", r.Name, r.Method, r.Path, r.Pos.Line, r.Pos.Column, r.HasBodyFields())
+		fmt.Fprintf(&b, "route %s %s %s @%d:%d body=%t validate=%s format=%s unmatched=%s\n", r.Name, r.Method, r.Path, r.Pos.Line, r.Pos.Column, r.HasBodyFields(), r.Validate, r.Format, r.Unmatched)
 		for _, f := range r.Fields {
 			req := ""
 			if f.Required {
@@ -79,6 +80,15 @@ func summary(cfg *rules.Config) string {
 			if e.Retryable != nil {
 				fmt.Fprintf(&b, " retryable=%t", *e.Retryable)
 			}
+			if e.RetryAfter > 0 {
+				fmt.Fprintf(&b, " retry_after=%d", e.RetryAfter)
+			}
+			if c := e.NextCall; c != nil {
+				fmt.Fprintf(&b, " next_call=%s", c.Route.Name)
+				for _, a := range c.Args {
+					fmt.Fprintf(&b, " %s<-%s", a.Name, a.From.Name)
+				}
+			}
 			b.WriteString("\n")
 		}
 	}
@@ -92,51 +102,57 @@ func TestLoadGood(t *testing.T) {
 	}{
 		{"../configs/tickets.yaml", `
 upstream http://127.0.0.1:8081 listen 127.0.0.1:8080 admin 127.0.0.1:9090
-limits error_body=65536 request_body=1048576 received=64
-route get_ticket GET /tickets/{ticket_id} @8:3 body=false
+limits error_body=65536 request_body=1048576 received=64 errors=10
+format json unmatched wrap
+route get_ticket GET /tickets/{ticket_id} @8:3 body=false validate=after format=json unmatched=wrap
   field ticket_id in=path key=ticket_id required @12:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
   error[0] @14:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-route update_ticket PATCH /tickets/{ticket_id} @19:3 body=true
+route update_ticket PATCH /tickets/{ticket_id} @19:3 body=true validate=after format=json unmatched=wrap
   field ticket_id in=path key=ticket_id required @23:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
   field status in=body key=status @24:7: must be one of: open, pending, closed
-  error[0] @26:9 status=400 json=error equals="Invalid status" -> invalid_status field=status
+  error[0] @26:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
   error[1] @29:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-route create_ticket POST /tickets @34:3 body=true
-  field title in=body key=title required @38:7: must be a string of at most 200 characters
-  field status in=body key=status required @39:7: must be one of: open, pending, closed
-  field priority in=body key=priority required @40:7: must be one of: p1, p2, p3
-  field due_at in=body key=due_at @41:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
-  field customer_id in=body key=customer_id required @42:7: must match the pattern ^C-[0-9]+$, e.g. C-1042
-  error[0] @44:9 status=400 json=error equals="Invalid status" -> invalid_status field=status
-  error[1] @47:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority
-  error[2] @50:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at
-  error[3] @53:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer has this id"
-route assign_ticket POST /tickets/{ticket_id}/assign @58:3 body=true
-  field ticket_id in=path key=ticket_id required @62:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
-  field assignee in=body key=assignee required @63:7: must match the pattern ^eng-[0-9]+$, e.g. eng-3
-  error[0] @65:9 status=400 json=error equals="Invalid assignee" -> invalid_assignee field=assignee
-  error[1] @68:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
+  error[2] @34:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="ticket must be assigned before it can be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
+route create_ticket POST /tickets @39:3 body=true validate=after format=json unmatched=wrap
+  field title in=body key=title required @43:7: must be a string of at most 200 characters
+  field status in=body key=status required @44:7: must be one of: open, pending, closed
+  field priority in=body key=priority required @45:7: must be one of: p1, p2, p3
+  field due_at in=body key=due_at @46:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
+  field customer_id in=body key=customer_id required @48:7: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)
+  error[0] @50:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
+  error[1] @53:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="must be one of: p1, p2, p3"
+  error[2] @56:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z"
+  error[3] @59:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer matches {received}; resolve an id with search_customers(query)"
+route assign_ticket POST /tickets/{ticket_id}/assign @64:3 body=true validate=after format=json unmatched=wrap
+  field ticket_id in=path key=ticket_id required @68:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
+  field assignee in=body key=assignee required @69:7: must match the pattern ^eng-[0-9]+$, e.g. eng-3
+  error[0] @71:9 status=400 json=error equals="Invalid assignee" -> invalid_assignee field=assignee message="must match the pattern ^eng-[0-9]+$, e.g. eng-3"
+  error[1] @74:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
+route search_customers GET /customers @79:3 body=false validate=after format=json unmatched=wrap
+  field query in=query key=query required @83:7: is required
 `},
 		{"testdata/merge.good.yaml", `
 upstream https://tickets.internal.example:8443/api/v2 listen :8080 admin 127.0.0.1:9091
-limits error_body=2048 request_body=1048576 received=32
-route get_ticket GET /tickets/{ticket_id} @13:3 body=false
+limits error_body=2048 request_body=1048576 received=32 errors=10
+format json unmatched wrap
+route get_ticket GET /tickets/{ticket_id} @13:3 body=false validate=after format=json unmatched=wrap
   field ticket_id in=path key=ticket_id required @17:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
   error[0] @19:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-route update_ticket PATCH /tickets/{ticket_id} @23:3 body=true
+route update_ticket PATCH /tickets/{ticket_id} @23:3 body=true validate=after format=json unmatched=wrap
   field ticket_id in=path key=ticket_id required @27:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
   field status in=body key=status @28:7: must be one of: open, pending, closed
   field note in=body key=note @29:7: was rejected by the upstream
-  error[0] @31:9 status=400 json=error equals="Invalid status" -> invalid_status field=status
-  error[1] @34:9 status=404, 410 json=error equals="No such ticket" -> unknown_ticket field=ticket_id
-route list_tickets GET /tickets @37:3 body=false
+  error[0] @31:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
+  error[1] @34:9 status=404, 410 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="must match the pattern ^T-[0-9]+$, e.g. T-8841"
+route list_tickets GET /tickets @37:3 body=false validate=after format=json unmatched=wrap
   field status in=query key=status required @40:7: must be one of: open, pending, closed
   field limit in=query key=limit @41:7: must be an integer from 1 to 100, e.g. 1
 `},
 		{"testdata/formats.good.yaml", `
 upstream none listen 127.0.0.1:8080 admin 127.0.0.1:9090
-limits error_body=65536 request_body=524288 received=64
-route create_event POST /calendars/{calendar_id}/events @6:3 body=true
+limits error_body=65536 request_body=524288 received=64 errors=10
+format json unmatched wrap
+route create_event POST /calendars/{calendar_id}/events @6:3 body=true validate=after format=json unmatched=wrap
   field calendar_id in=path key=calendar_id required @10:7: must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b
   field starts_at in=body key=starts_at required @11:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
   field day in=body key=day @12:7: must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11
@@ -153,10 +169,10 @@ route create_event POST /calendars/{calendar_id}/events @6:3 body=true
   field tenant in=header key=X-Tenant required @23:7: is required
   field dry_run in=query key=dry_run @24:7: must be true or false
   error[0] @26:9 status=4xx body=Invalid (?P<received>[a-z]+) -> invalid_field message="the upstream rejected a field"
-route replace_event PUT /events/{event_id} @29:3 body=true
+route replace_event PUT /events/{event_id} @29:3 body=true validate=after format=json unmatched=wrap
   field event_id in=path key=event_id required @33:7: is required
   field title in=body key=title @34:7: was rejected by the upstream
-route delete_event DELETE /events/{event_id:[0-9]+} @35:3 body=false
+route delete_event DELETE /events/{event_id:[0-9]+} @35:3 body=false validate=after format=json unmatched=wrap
   field event_id in=path key=event_id required @39:7: must be an integer, e.g. 42
   field reason in=query key=reason @40:7: was rejected by the upstream
   error[0] @42:9 status=409, 423, 5xx json=error.code regex=^LOCKED -> event_locked message="the event is locked" retryable=true

@@ -24,6 +24,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 	}
 	at := map[string]*yaml.Node{}
 	var in string
+	var lookup *callRef
 	for _, kv := range pairs {
 		p := join(path, kv.key)
 		at[kv.key] = l.deref(kv.val)
@@ -80,6 +81,8 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 			if v, ok := l.number(kv.val, p, "100"); ok {
 				f.Max = &v
 			}
+		case "lookup":
+			lookup = l.callRef(kv.val, p, "search_customers(query)")
 		case "max_length":
 			if v, ok := l.integer(kv.val, p, 1, 1<<20, "200"); ok {
 				f.MaxLength = int(v)
@@ -90,6 +93,9 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		f.In = Location(in)
 	}
 	l.finishField(r, f, l.deref(n), path, at)
+	if lookup != nil {
+		l.lookups = append(l.lookups, pendingLookup{route: r, field: f, ref: lookup})
+	}
 	return f
 }
 
@@ -252,6 +258,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 	e := &ErrorRule{}
 	ok := true
 	var matchSeen, codeSeen bool
+	pending := pendingRule{route: r, rule: e, node: l.deref(n), path: path}
 	for _, kv := range pairs {
 		p := join(path, kv.key)
 		switch kv.key {
@@ -301,6 +308,25 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 			if b, good := l.boolean(kv.val, p); good {
 				e.Retryable = &b
 			}
+		case "retry_after":
+			pending.retryNode = l.deref(kv.val)
+			if v, good := l.integer(kv.val, p, 1, 86400, "5"); good {
+				e.RetryAfter = int(v)
+			}
+		case "next_call":
+			if pending.next = l.callRef(kv.val, p, "assign_ticket(ticket_id)"); pending.next == nil {
+				ok = false
+			}
+		case "futile":
+			if s, good := l.scalar(kv.val, p, "choose another slot with list_slots"); good {
+				if strings.TrimSpace(s) == "" {
+					l.errorf(l.deref(kv.val), p, "must say what to do instead, e.g. futile: choose another slot with list_slots")
+				}
+				e.Futile = strings.TrimSpace(s)
+			}
+		}
+		if kv.key == "message" {
+			pending.msgNode = l.deref(kv.val)
 		}
 	}
 	if !matchSeen {
@@ -318,6 +344,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 	if !ok {
 		return nil
 	}
+	l.rules = append(l.rules, pending)
 	return e
 }
 
