@@ -2,9 +2,9 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"

@@ -35,6 +35,8 @@ type Error struct {
 	UpstreamMessage string
 	// Received is the offending value as JSON, or nil when there is none.
 	Received []byte
+	// DidYouMean holds up to three permitted values close to the one sent.
+	DidYouMean []string
 	// Errors lists every field fault of a batched body, in declared order.
 	Errors []Entry
 	// NextCall is the call to make before this one can succeed, or nil.
@@ -49,6 +51,7 @@ type Error struct {
 type Entry struct {
 	Field, Code, Message string
 	Received             []byte // JSON, or nil
+	DidYouMean           []string
 }
 
 // Call names a route and the arguments to call it with.
@@ -97,6 +100,9 @@ func (e *Error) members(o *object, messageKey string) {
 	if e.Received != nil {
 		o.raw("received", e.Received)
 	}
+	if len(e.DidYouMean) > 0 {
+		o.raw("did_you_mean", stringList(e.DidYouMean))
+	}
 	if len(e.Errors) > 0 {
 		list := make([]byte, 0, 128*len(e.Errors))
 		list = append(list, '[')
@@ -110,6 +116,9 @@ func (e *Error) members(o *object, messageKey string) {
 			item.str("message", en.Message)
 			if en.Received != nil {
 				item.raw("received", en.Received)
+			}
+			if len(en.DidYouMean) > 0 {
+				item.raw("did_you_mean", stringList(en.DidYouMean))
 			}
 			list = append(list, item.b...)
 		}
@@ -129,6 +138,34 @@ func (e *Error) members(o *object, messageKey string) {
 	if e.RetryAfter > 0 {
 		o.raw("retry_after_seconds", strconv.AppendInt(nil, int64(e.RetryAfter), 10))
 	}
+}
+
+func stringList(ss []string) []byte {
+	b := []byte{'['}
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendQuoted(b, s, -1)
+	}
+	return append(b, ']')
+}
+
+// suggestions proposes permitted values of f for a value sent as a string.
+// Where the message lists the permitted set already, only an alias adds
+// what the list cannot say (that "high" means p1), so only an alias is
+// proposed.
+func suggestions(f *rules.Field, v gjson.Result) []string {
+	if f == nil || f.Suggest == nil || v.Type != gjson.String {
+		return nil
+	}
+	if f.Listed {
+		if alias, ok := f.AliasFor(v.Str); ok {
+			return []string{alias}
+		}
+		return nil
+	}
+	return f.Suggest.Suggest(v.Str)
 }
 
 // object builds a JSON object member by member with sjson, in the order
@@ -191,6 +228,7 @@ func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int)
 		}
 	}
 	e.Message = fillReceived(e.Message, e.Received)
+	e.DidYouMean = suggestions(f, sent)
 	switch {
 	case rule.NextCall != nil:
 		e.NextCall = callFrom(rule.NextCall, req, maxReceived)
@@ -223,7 +261,7 @@ func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Requ
 	if at < 0 || len(faults) == 1 {
 		return e
 	}
-	faults[at] = Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received}
+	faults[at] = Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
 	return Batch(up.Status, faults, lim.Errors)
 }
 

@@ -27,6 +27,7 @@ func Validate(route *rules.Route, req *Request, maxReceived int) []Entry {
 		e := Entry{Field: f.Name, Code: FieldCode(route, f), Message: f.Rule}
 		if v.Exists() {
 			e.Received = appendValue(nil, v, maxReceived)
+			e.DidYouMean = suggestions(f, v)
 		} else if f.Rule != "is required" {
 			e.Message = "is required; " + f.Rule
 		}
@@ -56,7 +57,7 @@ func Batch(status int, faults []Entry, max int) *Error {
 		return nil
 	case 1:
 		f := faults[0]
-		return &Error{Status: status, Code: f.Code, Field: f.Field, Message: f.Message, Received: f.Received}
+		return &Error{Status: status, Code: f.Code, Field: f.Field, Message: f.Message, Received: f.Received, DidYouMean: f.DidYouMean}
 	}
 	if max <= 0 {
 		max = DefaultMaxErrors

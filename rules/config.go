@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/signpost-proxy/signpost/suggest"
 )
 
 // Defaults for the limits a rule file may leave out.
@@ -87,6 +89,9 @@ type Limits struct {
 	Received int
 	// Errors caps the entries of a batched body. Zero means 10.
 	Errors int
+	// ListTokens is the default budget, in tokens, for listing a field's
+	// permitted values in a message. Zero means 60.
+	ListTokens int
 }
 
 // Route is one upstream operation, named as the agent's tool is named.
@@ -156,12 +161,24 @@ type Field struct {
 	Key      string
 	Required bool
 
-	Enum      []string       // permitted values, in declared order
-	Format    *Format        // a named format, or nil
-	Pattern   *regexp.Regexp // an RE2 pattern, or nil
-	Example   string         // one value that satisfies the constraint
-	Min, Max  *float64       // bounds for integer and number formats
-	MaxLength int            // in characters; zero means no bound
+	Enum      []string          // permitted values to list and suggest, in declared order
+	Hidden    []string          // permitted values never listed or suggested
+	Aliases   map[string]string // other names callers send -> permitted value
+	Catalog   *Catalog          // where Enum, Hidden and Aliases came from, or nil
+	Format    *Format           // a named format, or nil
+	Pattern   *regexp.Regexp    // an RE2 pattern, or nil
+	Example   string            // one value that satisfies the constraint
+	Min, Max  *float64          // bounds for integer and number formats
+	MaxLength int               // in characters; zero means no bound
+	// ListCost is what listing Enum in a message costs, in o200k_base
+	// tokens; Listed says whether that fits the field's budget. When it
+	// does not, messages state the rule and did_you_mean does the rest.
+	ListCost   int
+	ListBudget int
+	Listed     bool
+	// Suggest proposes permitted values for a rejected one; nil for fields
+	// without an enum.
+	Suggest *suggest.Set
 	// Lookup is the call that finds valid values for an open value space,
 	// such as customer ids: its one argument takes the value sent.
 	Lookup *Call
@@ -169,7 +186,12 @@ type Field struct {
 	// Rule states the constraint as the caller reads it, e.g.
 	// "must be one of: open, pending, closed", and names Lookup if set.
 	Rule string
-	Pos  Pos
+	// RuleText is the author's wording of the constraint, for an enum too
+	// costly to list.
+	RuleText      string
+	members       map[string]bool   // Enum and Hidden, for large sets
+	aliasesFolded map[string]string // Aliases keyed by lower case
+	Pos           Pos
 }
 
 // ErrorRule says what one bare upstream error means.

@@ -160,7 +160,7 @@ func (f *Field) Check(v gjson.Result) bool {
 	if v.Type != gjson.String {
 		return false
 	}
-	if f.Enum != nil && !contains(f.Enum, v.Str) {
+	if f.Enum != nil && !f.Permits(v.Str) {
 		return false
 	}
 	if f.Pattern != nil && !f.Pattern.MatchString(v.Str) {
@@ -191,10 +191,10 @@ func (f *Field) ruleText() string {
 func (f *Field) constraintText() string {
 	var b strings.Builder
 	switch {
+	case f.Enum != nil && !f.Listed && f.RuleText != "":
+		return f.RuleText
 	case f.Enum != nil:
-		b.WriteString("must be one of: ")
-		b.WriteString(strings.Join(f.Enum, ", "))
-		return b.String()
+		return listing(f.Enum)
 	case f.Format != nil && f.Format.Kind == gjson.True:
 		return "must be true or false"
 	case f.Format != nil:
@@ -249,3 +249,19 @@ func (f *Field) defaultExample() string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Permits reports whether s is one of an enum field's values, hidden ones
+// included.
+func (f *Field) Permits(s string) bool {
+	if f.members != nil {
+		return f.members[s]
+	}
+	return contains(f.Enum, s) || contains(f.Hidden, s)
+}
+
+// AliasFor returns the permitted value an alias stands for, matched
+// without regard to case.
+func (f *Field) AliasFor(s string) (string, bool) {
+	v, ok := f.aliasesFolded[strings.ToLower(s)]
+	return v, ok
+}

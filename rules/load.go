@@ -68,15 +68,23 @@ func pathErr(err error) error {
 // Parse validates and compiles a rule file held in memory; file names it in
 // problems.
 func Parse(file string, data []byte) (*Config, error) {
-	l := &loader{file: file}
+	l := &loader{file: file, catalogs: map[string]*Catalog{}}
 	cfg := l.parse(data)
 	if len(l.problems) > 0 {
 		if l.exhausted > 0 {
 			// What follows the budget problem comes from a partial walk.
 			l.problems = l.problems[:l.exhausted]
 		}
+		// File order: the rule file first, then each catalog it names.
 		slices.SortStableFunc(l.problems, func(a, b Problem) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+			other := func(p Problem) int {
+				if p.File == file {
+					return 0
+				}
+				return 1
+			}
+			return cmp.Or(cmp.Compare(other(a), other(b)), strings.Compare(a.File, b.File),
+				cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 		})
 		// A node reached through several aliases holds one mistake, not
 		// one per path to it: keep the first path the walk took.
@@ -113,7 +121,12 @@ type loader struct {
 	// calls they name.
 	lookups []pendingLookup
 	rules   []pendingRule
-	cfg     *Config
+	// catalogs caches the catalogs loaded so far, by path; nil for one
+	// that failed.
+	catalogs map[string]*Catalog
+	// isCatalog is set while loading a catalog rather than a rule file.
+	isCatalog bool
+	cfg       *Config
 }
 
 func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -173,34 +186,13 @@ func (l *loader) syntax(data []byte, err error) {
 }
 
 func (l *loader) parse(data []byte) *Config {
-	if i := invalidUTF8(data); i >= 0 {
-		lines := splitLines(data[:i])
-		line, col := len(lines), 1+utf8.RuneCount(lines[len(lines)-1])
-		l.problems = append(l.problems, Problem{File: l.file, Line: line, Column: col,
-			Message: fmt.Sprintf("byte 0x%02x is not valid UTF-8; save the rule file as UTF-8", data[i])})
+	root := l.document(data, "it needs at least a routes: mapping, e.g.\n"+exampleFile)
+	if root == nil {
 		return nil
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		l.syntax(data, err)
-		return nil
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
-		l.errorf(nil, "", "the rule file is empty; it needs at least a routes: mapping, e.g.\n%s", exampleFile)
-		return nil
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case err == nil:
-		l.errorf(&next, "", "a second YAML document starts here; a rule file holds one document, so remove this --- line or split the file")
-	case err != io.EOF:
-		l.syntax(data, err)
 	}
 	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap,
-		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors}}
+		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors, ListTokens: DefaultListTokens}}
 	l.cfg = cfg
-	root := doc.Content[0]
 	if l.deref(root).Kind != yaml.MappingNode {
 		l.errorf(root, "", "the rule file must be a mapping of top-level keys (%s); found %s", strings.Join(topKeys, ", "), describe(l.deref(root)))
 		return cfg
@@ -237,6 +229,44 @@ func (l *loader) parse(data []byte) *Config {
 	return cfg
 }
 
+func (l *loader) noun() string {
+	if l.isCatalog {
+		return "catalog"
+	}
+	return "rule file"
+}
+
+// document parses data as one YAML document and returns its root node, or
+// nil after reporting why there is none; needs says what an empty file
+// lacks.
+func (l *loader) document(data []byte, needs string) *yaml.Node {
+	if i := invalidUTF8(data); i >= 0 {
+		lines := splitLines(data[:i])
+		line, col := len(lines), 1+utf8.RuneCount(lines[len(lines)-1])
+		l.problems = append(l.problems, Problem{File: l.file, Line: line, Column: col,
+			Message: fmt.Sprintf("byte 0x%02x is not valid UTF-8; save the %s as UTF-8", data[i], l.noun())})
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		l.syntax(data, err)
+		return nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		l.errorf(nil, "", "the %s is empty; %s", l.noun(), needs)
+		return nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		l.errorf(&next, "", "a second YAML document starts here; a %s holds one document, so remove this --- line or split the file", l.noun())
+	case err != io.EOF:
+		l.syntax(data, err)
+	}
+	return doc.Content[0]
+}
+
 const exampleFile = `  routes:
     update_ticket:
       method: PATCH
@@ -250,9 +280,10 @@ const exampleFile = `  routes:
 
 var (
 	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "routes"}
-	limitKeys = []string{"error_body", "request_body", "received", "errors"}
+	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
 	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors"}
-	fieldKeys = []string{"in", "key", "required", "enum", "format", "pattern", "example", "min", "max", "max_length", "lookup"}
+	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length",
+		"hidden", "aliases", "rule", "list_tokens", "lookup"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
@@ -627,6 +658,10 @@ func (l *loader) limits(n *yaml.Node, path string, lim *Limits) {
 		case "errors":
 			if v, ok := l.integer(kv.val, p, 1, 100, "10"); ok {
 				lim.Errors = int(v)
+			}
+		case "list_tokens":
+			if v, ok := l.integer(kv.val, p, 0, 100000, "60"); ok {
+				lim.ListTokens = int(v)
 			}
 		}
 	}

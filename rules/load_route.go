@@ -1,11 +1,15 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/signpost-proxy/signpost/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -83,6 +87,22 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 			}
 		case "lookup":
 			lookup = l.callRef(kv.val, p, "search_customers(query)")
+		case "catalog":
+			if c := l.catalog(kv.val, p); c != nil {
+				f.Catalog = c
+			}
+		case "hidden":
+			f.Hidden = l.enum(kv.val, p)
+		case "aliases":
+			f.Aliases = l.aliases(kv.val, p)
+		case "rule":
+			if s, ok := l.scalar(kv.val, p, "must be a two-letter ISO 3166-1 alpha-2 country code"); ok {
+				f.RuleText = strings.TrimSpace(s)
+			}
+		case "list_tokens":
+			if v, ok := l.integer(kv.val, p, 0, 100000, "60"); ok {
+				f.ListBudget = int(v)
+			}
 		case "max_length":
 			if v, ok := l.integer(kv.val, p, 1, 1<<20, "200"); ok {
 				f.MaxLength = int(v)
@@ -117,7 +137,7 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 		f.Required = true // a path variable is always present when the route matches
 	}
 	var kinds []string
-	for _, k := range []string{"enum", "format", "pattern"} {
+	for _, k := range []string{"enum", "catalog", "format", "pattern"} {
 		if at[k] != nil {
 			kinds = append(kinds, k)
 		}
@@ -165,8 +185,90 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	if f.Example == "" {
 		f.Example = f.defaultExample()
 	}
+	l.valueSet(f, n, path, at)
 	f.Rule = f.ruleText()
 }
+
+// valueSet completes an enum or catalog field: its hidden values and
+// aliases, the cost of listing it, and its suggestion set.
+func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*yaml.Node) {
+	if c := f.Catalog; c != nil {
+		f.Enum = c.Values
+		f.Hidden = append(slices.Clip(c.Hidden), f.Hidden...)
+		if f.RuleText == "" {
+			f.RuleText = c.Rule
+		}
+		if f.Example == "" || at["example"] == nil {
+			f.Example = c.Example
+		}
+		merged := maps.Clone(c.Aliases)
+		if merged == nil && f.Aliases != nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, f.Aliases) // the field's own aliases win
+		f.Aliases = merged
+	}
+	if f.Enum == nil {
+		for _, k := range []string{"hidden", "aliases", "rule", "list_tokens"} {
+			if at[k] != nil {
+				l.errorf(at[k], join(path, k), "%s applies to a set of permitted values; add enum: or catalog:", k)
+			}
+		}
+		return
+	}
+	for _, h := range f.Hidden {
+		if contains(f.Enum, h) {
+			l.errorf(at["hidden"], join(path, "hidden"), "%q is listed in the enum too; a hidden value is accepted but never shown, so keep it in one place", h)
+		}
+	}
+	f.members = make(map[string]bool, len(f.Enum)+len(f.Hidden))
+	for _, v := range f.Enum {
+		f.members[v] = true
+	}
+	for _, v := range f.Hidden {
+		f.members[v] = true
+	}
+	folded := make(map[string]string, len(f.members))
+	for v := range f.members {
+		folded[strings.ToLower(v)] = v
+	}
+	for _, alias := range slices.Sorted(maps.Keys(f.Aliases)) {
+		target := f.Aliases[alias]
+		where, node := join(path, "aliases."+alias), at["aliases"]
+		if node == nil {
+			where, node = join(path, "catalog"), at["catalog"]
+		}
+		switch {
+		case contains(f.Hidden, target):
+			l.errorf(node, where, "alias %q leads to hidden value %q; suggestions must not reveal it, so drop the alias or unhide the value", alias, target)
+		case !contains(f.Enum, target):
+			hint := ""
+			if c := closestName(target, f.Enum); c != "" {
+				hint = fmt.Sprintf("; did you mean %q?", c)
+			}
+			l.errorf(node, where, "alias %q leads to %q, which is not a permitted value%s", alias, target, hint)
+		case folded[strings.ToLower(alias)] != "":
+			l.errorf(node, where, "alias %q is itself a permitted value (%q); an alias must be another name", alias, folded[strings.ToLower(alias)])
+		}
+	}
+	f.Suggest = suggest.NewSet(f.Enum, f.Aliases)
+	f.aliasesFolded = make(map[string]string, len(f.Aliases))
+	for alias, v := range f.Aliases {
+		f.aliasesFolded[strings.ToLower(alias)] = v
+	}
+	f.ListBudget = cmp.Or(f.ListBudget, l.cfg.Limits.ListTokens, DefaultListTokens)
+	if at["list_tokens"] != nil && at["list_tokens"].Value == "0" {
+		f.ListBudget = 0
+	}
+	f.ListCost = Tokens(listing(f.Enum))
+	f.Listed = f.ListCost >= 0 && f.ListCost <= f.ListBudget
+	if !f.Listed && f.RuleText == "" {
+		f.RuleText = fmt.Sprintf("must be one of %d permitted values", len(f.Enum))
+	}
+}
+
+// listing is how a message lists a permitted set.
+func listing(values []string) string { return "must be one of: " + strings.Join(values, ", ") }
 
 // andList joins words as prose: "a", "a and b", "a, b and c".
 func andList(words []string) string {

@@ -60,6 +60,11 @@ func TestCommands(t *testing.T) {
 			stderr: []string{"nope.yaml: cannot read the rule file: no such file or directory"}},
 		{name: "check both", args: []string{"check", "../../configs/tickets.yaml", bad}, code: 1,
 			stdout: []string{"tickets.yaml: ok", "2 problems"}},
+		{name: "check verbose", args: []string{"check", "-v", "../../configs/addresses.yaml"}, code: 0,
+			stdout: []string{
+				`../../configs/addresses.yaml:13:7: routes.create_address.fields.country_code: 249 values, listing costs 516 tokens against a budget of 60: messages state "must be a two-letter ISO 3166-1 alpha-2 country code" and did_you_mean proposes values`,
+				"../../configs/addresses.yaml: ok: 1 route, 3 fields, 2 error rules",
+			}},
 		{name: "check nothing", args: []string{"check"}, code: 2, stderr: []string{"name at least one rule file"}},
 		{name: "serve broken", args: []string{"serve", "--config", bad}, code: 2,
 			stderr: []string{bad + ":5:5:", "refusing to start"}},
