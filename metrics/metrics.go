@@ -18,6 +18,8 @@ type Metrics struct {
 	unmatched  *prometheus.CounterVec
 	oversized  *prometheus.CounterVec
 	failures   *prometheus.CounterVec
+	bodyTokens *prometheus.HistogramVec
+	uncounted  prometheus.Counter
 }
 
 // New creates the collectors and registers them with reg.
@@ -40,7 +42,16 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Requests signpost answered itself because the upstream could not be reached or timed out, by route and code.",
 		}, []string{"route", "code"}),
 	}
-	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures)
+	m.bodyTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "signpost_error_body_tokens",
+		Help:    "Tokens (o200k_base) of each error body signpost wrote, by route: what an error costs in the agent's context.",
+		Buckets: []float64{16, 24, 32, 48, 64, 96, 128, 256, 512},
+	}, []string{"route"})
+	m.uncounted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "signpost_error_body_tokens_uncounted_total",
+		Help: "Error bodies whose tokens were not counted because counting fell behind.",
+	})
+	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted)
 	return m
 }
 
@@ -74,3 +85,11 @@ func statusLabel(s int) string {
 	}
 	return "other"
 }
+
+// BodyTokens observes the token count of one error body written on route.
+func (m *Metrics) BodyTokens(route string, tokens int) {
+	m.bodyTokens.WithLabelValues(route).Observe(float64(tokens))
+}
+
+// Uncounted counts an error body left uncounted.
+func (m *Metrics) Uncounted() { m.uncounted.Inc() }

@@ -51,6 +51,8 @@ type Proxy struct {
 	rp      *httputil.ReverseProxy
 	metrics *metrics.Metrics
 	log     *slog.Logger
+	// tokens counts the tokens of written error bodies; nil without metrics.
+	tokens *tokenCounter
 	// bodyTimeout bounds reading an upstream error body once its headers
 	// have arrived, so a stalled body cannot hold a request forever.
 	bodyTimeout time.Duration
@@ -77,6 +79,9 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	}
 	if p.bodyTimeout <= 0 {
 		p.bodyTimeout = DefaultUpstreamTimeout
+	}
+	if p.metrics != nil {
+		p.tokens = newTokenCounter(p.metrics)
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -164,9 +169,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
+// Close stops the proxy's background work once requests have drained.
+func (p *Proxy) Close() {
+	if p.tokens != nil {
+		p.tokens.close()
+	}
+}
+
 // answer writes a body signpost composed itself, in the route's format.
 func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
-	body, ctype := p.render(ex.route, e)
+	body, ctype := p.render(ex, e)
 	h := w.Header()
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", itoa(len(body)))
@@ -175,15 +187,19 @@ func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 	_, _ = w.Write(body)
 }
 
-// render encodes e in the format in force for route (the file's, when
-// route is nil).
-func (p *Proxy) render(route *rules.Route, e *rewrite.Error) ([]byte, string) {
-	format := p.cfg.Format
-	if route != nil {
-		format = route.Format
+// render encodes e in the format in force for the exchange's route (the
+// file's, when unrouted), and has its tokens counted.
+func (p *Proxy) render(ex *exchange, e *rewrite.Error) ([]byte, string) {
+	format, name := p.cfg.Format, metrics.Unrouted
+	if ex.route != nil {
+		format, name = ex.route.Format, ex.route.Name
 	}
+	body, ctype := e.JSON(), rewrite.ContentType
 	if format == rules.FormatProblem {
-		return e.ProblemJSON(), rewrite.ProblemContentType
+		body, ctype = e.ProblemJSON(), rewrite.ProblemContentType
 	}
-	return e.JSON(), rewrite.ContentType
+	if p.tokens != nil {
+		p.tokens.observe(p.metrics, name, body)
+	}
+	return body, ctype
 }

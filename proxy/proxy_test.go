@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -71,6 +72,7 @@ func newProxyWith(t testing.TB, rt http.RoundTripper, policy rules.Policy) *fixt
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(p.Close)
 	return &fixture{p, reg, m}
 }
 
@@ -91,23 +93,49 @@ func (f *fixture) counter(t *testing.T, name string, labels ...string) float64 {
 		if mf.GetName() != name {
 			continue
 		}
-	next:
 		for _, m := range mf.Metric {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.Label {
-					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-						found = true
-					}
-				}
-				if !found {
-					continue next
-				}
+			if !labelsMatch(m.Label, labels) {
+				continue
 			}
 			return m.GetCounter().GetValue()
 		}
 	}
 	return 0
+}
+
+// histogram returns the sample count and sum of a histogram series.
+func (f *fixture) histogram(t *testing.T, name string, labels ...string) (uint64, float64) {
+	t.Helper()
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.Metric {
+			if labelsMatch(m.Label, labels) {
+				return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return 0, 0
+}
+
+func labelsMatch(have []*dto.LabelPair, want []string) bool {
+	for i := 0; i+1 < len(want); i += 2 {
+		found := false
+		for _, lp := range have {
+			if lp.GetName() == want[i] && lp.GetValue() == want[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
@@ -144,6 +172,10 @@ func TestRewriteFixesFraming(t *testing.T) {
 			}
 			if c := f.counter(t, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status"); c != 1 {
 				t.Errorf("rejections counter = %v; want 1", c)
+			}
+			f.p.Close() // counts what is queued
+			if n, sum := f.histogram(t, "signpost_error_body_tokens", "route", "update_ticket"); n != 1 || sum != float64(rules.Tokens(rewritten)) {
+				t.Errorf("body tokens histogram: %d samples summing %v; want 1 of %d", n, sum, rules.Tokens(rewritten))
 			}
 		})
 	}

@@ -92,7 +92,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if concerned {
 		if rule := route.MatchError(status, up.Body); rule != nil {
 			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
-			p.replace(res, route, e)
+			p.replace(res, ex, e)
 			p.rejected(ex, e, status, body, rule.Index)
 			return nil
 		}
@@ -112,7 +112,7 @@ func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrit
 		up.Body = &rules.Body{Raw: raw}
 	}
 	e := rewrite.Wrap(up)
-	p.replace(res, ex.route, e)
+	p.replace(res, ex, e)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
@@ -126,14 +126,14 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, up *re
 	}
 	res.Body.Close()
 	e := rewrite.Wrap(up)
-	p.replace(res, ex.route, e)
+	p.replace(res, ex, e)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
 
 // replace swaps the upstream's body for e, rendered in the route's format.
-func (p *Proxy) replace(res *http.Response, route *rules.Route, e *rewrite.Error) {
-	body, ctype := p.render(route, e)
+func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error) {
+	body, ctype := p.render(ex, e)
 	replaceBody(res, body, ctype)
 }
 

@@ -45,6 +45,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	listen, admin := cfg.Listen, cfg.Admin
 	if opts.Listen != "" {
 		listen = opts.Listen
