@@ -53,6 +53,8 @@ type Proxy struct {
 	log     *slog.Logger
 	// tokens counts the tokens of written error bodies; nil without metrics.
 	tokens *tokenCounter
+	// learner finds aliases in traffic; nil when learning is off.
+	learner *learner
 	// bodyTimeout bounds reading an upstream error body once its headers
 	// have arrived, so a stalled body cannot hold a request forever.
 	bodyTimeout time.Duration
@@ -83,6 +85,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	if p.metrics != nil {
 		p.tokens = newTokenCounter(p.metrics)
 	}
+	p.learner = newLearner(cfg.Learn, p.log)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -129,9 +132,10 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 
 // exchange is what the proxy keeps of one request for its response.
 type exchange struct {
-	id    string       // the request id, forwarded and returned
-	route *rules.Route // nil when no route declares the request
-	req   rewrite.Request
+	id     string       // the request id, forwarded and returned
+	route  *rules.Route // nil when no route declares the request
+	req    rewrite.Request
+	remote string // the client address
 }
 
 type exchangeKey struct{}
@@ -140,7 +144,7 @@ type exchangeKey struct{}
 // body fields, validates it first on routes in "before" mode, and forwards
 // it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader))}
+	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr}
 	r.Header.Set(RequestIDHeader, ex.id)
 	var m mux.RouteMatch
 	if p.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {

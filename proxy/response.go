@@ -33,6 +33,9 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	}
 	status := res.StatusCode
 	if status < 400 {
+		if status < 300 && p.learner != nil && ex.route != nil {
+			p.learner.succeeded(p.learner.callerID(ex.req.Header, ex.remote), ex.route, &ex.req)
+		}
 		return nil
 	}
 	route, name, policy := ex.route, metrics.Unrouted, p.cfg.Unmatched
@@ -145,6 +148,9 @@ const maxLoggedBody = 2048
 // must not see. status and upstream are zero when signpost answered before
 // calling the upstream; rule is the matching rule's index, or -1.
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []byte, rule int) {
+	if p.learner != nil {
+		p.learner.rejected(p.learner.callerID(ex.req.Header, ex.remote), ex.route, &ex.req, e)
+	}
 	if p.metrics != nil {
 		if len(e.Errors) == 0 {
 			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)

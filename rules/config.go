@@ -71,8 +71,30 @@ type Config struct {
 	// value in force for it.
 	Format    BodyFormat
 	Unmatched Policy
+	Learn     Learn
 	// Routes are in file order.
 	Routes []*Route
+}
+
+// Defaults for learning aliases from traffic.
+const (
+	DefaultCallerHeader = "X-Session-Id"
+	DefaultCallers      = 10000
+	DefaultMinCount     = 3
+)
+
+// Learn configures how signpost learns aliases from traffic: a value a
+// caller sent and had rejected, followed by a success on the same route
+// with another value for the field, is one observation of an alias.
+type Learn struct {
+	// CallerHeader names the request header that identifies a caller,
+	// e.g. an agent's session. Without it, the client address does.
+	CallerHeader string
+	// Callers bounds how many callers are remembered (least recently seen
+	// are forgotten first); zero turns learning off.
+	Callers int
+	// MinCount is how often a pair must be seen before it is proposed.
+	MinCount int
 }
 
 // Limits bound what signpost buffers and echoes.

@@ -191,6 +191,7 @@ func (l *loader) parse(data []byte) *Config {
 		return nil
 	}
 	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap,
+		Learn:  Learn{CallerHeader: DefaultCallerHeader, Callers: DefaultCallers, MinCount: DefaultMinCount},
 		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors, ListTokens: DefaultListTokens}}
 	l.cfg = cfg
 	if l.deref(root).Kind != yaml.MappingNode {
@@ -216,6 +217,8 @@ func (l *loader) parse(data []byte) *Config {
 			if v, ok := l.choice(kv.val, kv.key, policyChoices); ok {
 				cfg.Unmatched = Policy(v)
 			}
+		case "learn":
+			l.learn(kv.val, kv.key, &cfg.Learn)
 		case "routes":
 			routes = kv.val
 		}
@@ -279,7 +282,8 @@ const exampleFile = `  routes:
           field: status`
 
 var (
-	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "routes"}
+	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
+	learnKeys = []string{"caller_header", "callers", "min_count"}
 	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
 	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors"}
 	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length",
@@ -666,6 +670,31 @@ func (l *loader) limits(n *yaml.Node, path string, lim *Limits) {
 		}
 	}
 }
+
+func (l *loader) learn(n *yaml.Node, path string, learn *Learn) {
+	for _, kv := range l.mapping(n, path, learnKeys, "a mapping, e.g. {caller_header: X-Session-Id, min_count: 3}") {
+		p := join(path, kv.key)
+		switch kv.key {
+		case "caller_header":
+			if s, ok := l.scalar(kv.val, p, DefaultCallerHeader); ok {
+				if !headerName.MatchString(s) {
+					l.errorf(l.deref(kv.val), p, "%q is not a header name; use letters, digits and dashes, e.g. %s", s, DefaultCallerHeader)
+				}
+				learn.CallerHeader = s
+			}
+		case "callers":
+			if v, ok := l.integer(kv.val, p, 0, 10_000_000, "10000"); ok {
+				learn.Callers = int(v)
+			}
+		case "min_count":
+			if v, ok := l.integer(kv.val, p, 1, 1_000_000, "3"); ok {
+				learn.MinCount = int(v)
+			}
+		}
+	}
+}
+
+var headerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
 var (
 	snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

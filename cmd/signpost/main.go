@@ -6,6 +6,7 @@
 //	signpost serve --config FILE [--upstream URL] [--listen ADDR] [--admin ADDR]
 //	signpost check FILE...
 //	signpost demo
+//	signpost aliases --from LOGFILE [--config FILE]
 //	signpost version
 package main
 
@@ -32,6 +33,7 @@ Usage:
   signpost serve --config FILE [flags]   run the proxy (signpost serve -h lists flags)
   signpost check FILE...                 validate rule files, listing every problem
   signpost demo                          show a wrong call answered with and without signpost
+  signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
   signpost version                       print the version
 
 `
@@ -50,6 +52,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return check(rest, stdout, stderr)
 	case "demo":
 		return demo(rest, stdout, stderr)
+	case "aliases":
+		return aliases(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
@@ -57,6 +61,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: serve, check, demo, version\n", cmd, didYouMean(cmd, []string{"serve", "check", "demo", "version"}))
+	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: serve, check, demo, aliases, version\n", cmd, didYouMean(cmd, []string{"serve", "check", "demo", "aliases", "version"}))
 	return exitUsage
 }

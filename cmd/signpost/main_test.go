@@ -46,7 +46,7 @@ func TestCommands(t *testing.T) {
 	}{
 		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:", "signpost check FILE..."}},
 		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"signpost serve --config FILE"}},
-		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"? commands: serve, check, demo, version`}},
+		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"? commands: serve, check, demo, aliases, version`}},
 		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"signpost ", "go1."}},
 		{name: "check clean", args: []string{"check", "../../configs/tickets.yaml"}, code: 0,
 			stdout: []string{"../../configs/tickets.yaml: ok: 5 routes, 11 fields, 10 error rules"}, emptyError: true},
@@ -116,6 +116,56 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestAliasesFromLogs(t *testing.T) {
+	obs := func(rejected, accepted string) string {
+		return `{"time":"2026-11-30T04:00:00Z","level":"INFO","msg":"alias observed","route":"create_address","field":"country_code","rejected":"` + rejected + `","accepted":"` + accepted + `","count":1}` + "\n"
+	}
+	replicaA := obs("Grande Bretagne", "GB") + obs("Grande Bretagne", "GB") + obs("Allemagne", "DE") +
+		"not json at all\n" + `{"msg":"rewrote upstream error","route":"create_address"}` + "\n" + obs("UK", "GB")
+	// "no" for NO differs only in case: no alias, however often seen.
+	replicaB := obs("Grande Bretagne", "GB") + obs("Allemagne", "DE") + obs("Allemagne", "DE") + obs("no", "NO") + obs("no", "NO") + obs("no", "NO") + obs("UK", "GB") + obs("UK", "GB")
+	a, b := writeFile(t, "a.log", replicaA), writeFile(t, "b.log", replicaB)
+
+	code, stdout, stderr := run(t, "aliases", "--from", a, "--from", b, "--config", "../../configs/addresses.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := `# 12 alias observations in the logs; 2 pairs seen at least 3 times (1 already declared, left out).
+# Paste each alias under its field in the rule file.
+routes:
+  create_address:
+    fields:
+      country_code:
+        aliases:
+          Allemagne: DE  # seen 3 times
+          "Grande Bretagne": GB  # seen 3 times
+`
+	if stdout != want {
+		t.Errorf("got:\n%s\nwant:\n%s", stdout, want)
+	}
+	// The snippet is YAML that reads back as the same aliases.
+	snippet := writeFile(t, "snippet.yaml", "routes:\n  create_address:\n    method: POST\n    path: /a\n    fields:\n      country_code:\n        enum: [GB, DE, \"NO\"]\n"+
+		strings.SplitN(stdout, "      country_code:\n", 2)[1])
+	if code, _, stderr := run(t, "check", snippet); code != 0 {
+		t.Errorf("the proposed aliases do not load: %s", stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"aliases"}, 2, "name the log to read"},
+		{[]string{"aliases", "--from", "missing.log"}, 1, "cannot read the log: missing.log: no such file or directory"},
+		{[]string{"aliases", "--from", a, "--min-count", "1"}, 0, "3 pairs seen at least 1 time."},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.want) {
+			t.Errorf("%v: exit %d, output %q; want exit %d and %q", tc.args, code, stdout+stderr, tc.code, tc.want)
 		}
 	}
 }

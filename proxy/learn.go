@@ -1,0 +1,214 @@
+package proxy
+
+import (
+	"cmp"
+	"container/list"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+	"github.com/tidwall/gjson"
+)
+
+// learner finds aliases in traffic. When a caller has a value rejected for
+// an enum field and then succeeds on the same route with another, permitted
+// value for that field, the pair (rejected, accepted) is one observation
+// that the first is another name for the second. Memory is bounded: callers
+// in an LRU, pairs in a capped table.
+type learner struct {
+	cfg rules.Learn
+	log *slog.Logger
+
+	waiting atomic.Int64 // callers with rejections awaiting a success
+
+	mu      sync.Mutex
+	callers map[string]*list.Element // of *caller
+	order   *list.List               // most recently seen first
+	pairs   map[Pair]int
+}
+
+// Pair is an observed alias: Rejected was sent for Field of Route and
+// refused, then Accepted succeeded.
+type Pair struct {
+	Route, Field, Rejected, Accepted string
+}
+
+// CaseOnly reports whether the pair differs only in case: a slip that
+// did_you_mean answers already, and no alias.
+func (p Pair) CaseOnly() bool { return strings.EqualFold(p.Rejected, p.Accepted) }
+
+// Proposal is a pair seen often enough to propose as an alias.
+type Proposal struct {
+	Pair
+	Count int
+}
+
+type caller struct {
+	id string
+	// pending holds, per route and field, the last value rejected.
+	pending map[string]map[string]string
+}
+
+const (
+	maxPairs       = 4096
+	maxAliasLength = 64
+)
+
+func newLearner(cfg rules.Learn, log *slog.Logger) *learner {
+	if cfg.Callers <= 0 {
+		return nil
+	}
+	return &learner{cfg: cfg, log: log, callers: map[string]*list.Element{}, order: list.New(), pairs: map[Pair]int{}}
+}
+
+// callerID identifies a caller: the configured header, else the client
+// address.
+func (l *learner) callerID(h http.Header, remoteAddr string) string {
+	if v := h.Get(l.cfg.CallerHeader); v != "" && len(v) <= 128 {
+		return "h:" + v
+	}
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	return "a:" + host
+}
+
+// rejected notes the values of the enum fields at fault in e.
+func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
+	names := []string{e.Field}
+	for _, en := range e.Errors {
+		names = append(names, en.Field)
+	}
+	var noted map[string]string
+	for _, name := range names {
+		f := route.Field(name)
+		if f == nil || f.Enum == nil {
+			continue
+		}
+		if v := req.Value(f); v.Type == gjson.String && v.Str != "" && len(v.Str) <= maxAliasLength && !f.Permits(v.Str) {
+			if noted == nil {
+				noted = map[string]string{}
+			}
+			noted[f.Name] = v.Str
+		}
+	}
+	if noted == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.touch(id)
+	if len(c.pending) == 0 {
+		l.waiting.Add(1)
+	}
+	if c.pending == nil {
+		c.pending = map[string]map[string]string{}
+	}
+	c.pending[route.Name] = noted
+}
+
+// succeeded turns the caller's pending rejections on route into
+// observations where the successful request sent another permitted value.
+func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request) {
+	if l.waiting.Load() == 0 {
+		return // the common case: nobody is recovering
+	}
+	l.mu.Lock()
+	el, ok := l.callers[id]
+	if !ok {
+		l.mu.Unlock()
+		return
+	}
+	c := el.Value.(*caller)
+	noted, ok := c.pending[route.Name]
+	if !ok {
+		l.mu.Unlock()
+		return
+	}
+	delete(c.pending, route.Name)
+	if len(c.pending) == 0 {
+		l.waiting.Add(-1)
+	}
+	var seen []Proposal
+	for field, rejected := range noted {
+		f := route.Field(field)
+		v := req.Value(f)
+		p := Pair{route.Name, field, rejected, v.Str}
+		if v.Type != gjson.String || !containsString(f.Enum, v.Str) || p.CaseOnly() {
+			continue
+		}
+		if _, known := l.pairs[p]; !known && len(l.pairs) >= maxPairs {
+			continue
+		}
+		l.pairs[p]++
+		seen = append(seen, Proposal{p, l.pairs[p]})
+	}
+	l.mu.Unlock()
+	for _, s := range seen {
+		l.log.Info("alias observed", "route", s.Route, "field", s.Field, "rejected", s.Rejected, "accepted", s.Accepted, "count", s.Count)
+	}
+}
+
+// touch returns the caller's state, most recently seen, evicting the least
+// recently seen caller beyond the bound. l.mu must be held.
+func (l *learner) touch(id string) *caller {
+	if el, ok := l.callers[id]; ok {
+		l.order.MoveToFront(el)
+		return el.Value.(*caller)
+	}
+	c := &caller{id: id}
+	l.callers[id] = l.order.PushFront(c)
+	if l.order.Len() > l.cfg.Callers {
+		old := l.order.Back()
+		oc := old.Value.(*caller)
+		if len(oc.pending) > 0 {
+			l.waiting.Add(-1)
+		}
+		delete(l.callers, oc.id)
+		l.order.Remove(old)
+	}
+	return c
+}
+
+// Proposals returns the pairs seen at least MinCount times whose rejected
+// value is not an alias already, most frequent first.
+func (l *learner) proposals(cfg *rules.Config) []Proposal {
+	l.mu.Lock()
+	out := make([]Proposal, 0, len(l.pairs))
+	for p, n := range l.pairs {
+		if n >= l.cfg.MinCount {
+			out = append(out, Proposal{p, n})
+		}
+	}
+	l.mu.Unlock()
+	out = slices.DeleteFunc(out, func(p Proposal) bool { return Declared(cfg, p.Pair) })
+	slices.SortFunc(out, func(a, b Proposal) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Route, b.Route), cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Rejected, b.Rejected), cmp.Compare(a.Accepted, b.Accepted))
+	})
+	return out
+}
+
+// Declared reports whether the rule file already maps p's rejected value,
+// as an alias, for its field.
+func Declared(cfg *rules.Config, p Pair) bool {
+	for _, r := range cfg.Routes {
+		if r.Name != p.Route {
+			continue
+		}
+		if f := r.Field(p.Field); f != nil {
+			_, ok := f.AliasFor(p.Rejected)
+			return ok
+		}
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool { return slices.Contains(list, s) }
