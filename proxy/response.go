@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +29,9 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if ex == nil {
 		return nil
 	}
-	if res.Header.Get(RequestIDHeader) == "" {
-		res.Header.Set(RequestIDHeader, ex.id)
-	}
+	// The caller's id wins over any the upstream set: it is the one the
+	// caller knows and signpost logs.
+	res.Header.Set(RequestIDHeader, ex.id)
 	status := res.StatusCode
 	if status < 400 {
 		if status < 300 && p.learner != nil && ex.route != nil {
@@ -62,10 +63,14 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	raw, err := readHead(res.Body, limit)
 	stall.Stop()
 	if err != nil {
-		// The upstream broke off: the caller gets what arrived and the break.
-		res.Body = putBack(raw, res.Body, err)
-		p.unmatched(ex, name, up, "upstream body broke off")
-		return nil
+		// The upstream broke off or stalled mid-body. Passed through, the
+		// caller gets what arrived and the break; wrapped, a whole answer.
+		if policy == rules.Passthrough {
+			res.Body = putBack(raw, res.Body, err)
+			p.unmatched(ex, name, up, "upstream body broke off, passed through")
+			return nil
+		}
+		return p.unreadable(res, ex, name, up, policy, "upstream body broke off")
 	}
 	if int64(len(raw)) > limit {
 		p.oversized(name)
@@ -158,6 +163,9 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 		for _, en := range e.Errors {
 			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
 		}
+		for _, en := range e.Unlisted {
+			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
+		}
 	}
 	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
 	if e.Field != "" {
@@ -167,9 +175,9 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 		attrs = append(attrs, "received", json.RawMessage(e.Received))
 	}
 	if len(e.Errors) > 0 {
-		fields := make([]string, len(e.Errors))
-		for i, en := range e.Errors {
-			fields[i] = en.Field
+		fields := make([]string, 0, len(e.Errors)+len(e.Unlisted))
+		for _, en := range slices.Concat(e.Errors, e.Unlisted) {
+			fields = append(fields, en.Field)
 		}
 		attrs = append(attrs, "fields", fields)
 	}

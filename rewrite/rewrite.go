@@ -39,6 +39,8 @@ type Error struct {
 	DidYouMean []string
 	// Errors lists every field fault of a batched body, in declared order.
 	Errors []Entry
+	// Unlisted holds the faults past the cap: counted and logged, not sent.
+	Unlisted []Entry
 	// NextCall is the call to make before this one can succeed, or nil.
 	NextCall *Call
 	// Retryable says whether the same call may succeed later.

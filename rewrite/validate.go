@@ -37,11 +37,13 @@ func Validate(route *rules.Route, req *Request, maxReceived int) []Entry {
 }
 
 // FieldCode is the code a fault of field f carries: that of the route's
-// first error rule naming f, so that a fault reads the same whether the
-// upstream or signpost found it, else invalid_<field>.
+// first error rule that names f and states f's rule, so that a fault reads
+// the same whether the upstream or signpost found it, else invalid_<field>.
+// A rule with a message of its own (no such ticket) speaks of existence or
+// business, not of the value's form, and lends no code.
 func FieldCode(route *rules.Route, f *rules.Field) string {
 	for _, e := range route.Errors {
-		if e.Field == f {
+		if e.Field == f && e.StatesRule {
 			return e.Code
 		}
 	}
@@ -67,7 +69,7 @@ func Batch(status int, faults []Entry, max int) *Error {
 	if n > max {
 		msg = strconv.Itoa(n) + " fields were rejected; the first " + strconv.Itoa(max) +
 			" are listed. Correct them and call again."
-		faults = faults[:max]
+		return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults[:max:max], Unlisted: faults[max:]}
 	}
 	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults}
 }

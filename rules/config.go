@@ -227,6 +227,10 @@ type ErrorRule struct {
 	// rule, followed by the next call or the futility the rule declares.
 	// A {received} in it stands for the received value, JSON-quoted.
 	Message string
+	// StatesRule is set when the rule has no message of its own, so that
+	// its message is the field's rule: the rule is about the field's
+	// constraint, not about existence or business.
+	StatesRule bool
 	// Retryable overrides the default derived from the upstream status.
 	Retryable *bool
 	// NextCall is the call to make before this one can succeed.

@@ -227,7 +227,7 @@ func (l *loader) compose(p pendingRule) {
 	e := p.rule
 	msg := e.Message
 	if msg == "" && e.Field != nil {
-		msg = e.Field.Rule
+		msg, e.StatesRule = e.Field.Rule, true
 	} else if e.Field != nil && e.Field.Lookup != nil && !strings.Contains(msg, e.Field.Lookup.Route.Name) {
 		msg += "; " + lookupHint(e.Field)
 	}

@@ -88,12 +88,18 @@ func TestCLI(t *testing.T) {
 
 	t.Run("check the shipped rules", func(t *testing.T) {
 		t.Parallel()
-		out, errOut, code := runCLI(t, "check", ticketsConfig, "testdata/small_limits.yaml")
+		out, errOut, code := runCLI(t, "check", ticketsConfig, "../configs/bookings.yaml", "../configs/payments.yaml", "../configs/search.yaml",
+			"testdata/small_limits.yaml", "testdata/tickets_before.yaml", "testdata/many_fields.yaml")
 		if code != 0 || errOut != "" {
 			t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
 		}
-		want := "../configs/tickets.yaml: ok: 4 routes, 10 fields, 9 error rules\n" +
-			"testdata/small_limits.yaml: ok: 1 route, 2 fields, 1 error rule\n"
+		want := "../configs/tickets.yaml: ok: 5 routes, 11 fields, 10 error rules\n" +
+			"../configs/bookings.yaml: ok: 2 routes, 5 fields, 3 error rules\n" +
+			"../configs/payments.yaml: ok: 1 route, 3 fields, 4 error rules\n" +
+			"../configs/search.yaml: ok: 1 route, 2 fields, 2 error rules\n" +
+			"testdata/small_limits.yaml: ok: 1 route, 2 fields, 1 error rule\n" +
+			"testdata/tickets_before.yaml: ok: 2 routes, 6 fields, 4 error rules\n" +
+			"testdata/many_fields.yaml: ok: 1 route, 12 fields, 1 error rule\n"
 		if out != want {
 			t.Errorf("stdout =\n%s\nwant\n%s", out, want)
 		}
@@ -106,7 +112,7 @@ func TestCLI(t *testing.T) {
 			t.Errorf("exit %d, want 1", code)
 		}
 		wantBrokenProblems(t, errOut)
-		want := "testdata/broken.yaml: 6 problems\n../configs/tickets.yaml: ok: 4 routes, 10 fields, 9 error rules\n"
+		want := "testdata/broken.yaml: 6 problems\n../configs/tickets.yaml: ok: 5 routes, 11 fields, 10 error rules\n"
 		if out != want {
 			t.Errorf("stdout =\n%s\nwant\n%s", out, want)
 		}

@@ -9,10 +9,11 @@ import (
 	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
-// TestConcurrentRequests mixes rewritten, unmatched, unrouted and
-// successful calls from several clients at once. Every answer must be
-// exactly the one a lone call gets, and the counters must add up; under
-// -race the binary itself is race-checked too.
+// TestConcurrentRequests mixes rewritten, wrapped, unrouted and successful
+// calls, and calls answered with a next call, from several clients at
+// once. Every answer must be exactly the one a lone call gets, with a
+// request id of its own, and the counters must add up; under -race the
+// binary itself is race-checked too.
 func TestConcurrentRequests(t *testing.T) {
 	t.Parallel()
 	api := newUpstream(t, ticketapi.New().Handler())
@@ -29,9 +30,11 @@ func TestConcurrentRequests(t *testing.T) {
 			`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`},
 		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p9","customer_id":"C-1042"}`, 400,
 			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
-		{"POST", "/tickets", `{"status":"open"}`, 400, ``},
+		{"POST", "/tickets", `{"status":"open"}`, 400, rejectedBody("400 Bad Request", "Missing title")},
 		{"GET", "/tickets/T-8841", ``, 200, ``},
-		{"GET", "/nowhere", ``, 404, ``},
+		{"GET", "/nowhere", ``, 404, rejectedBody("404 Not Found", "404 page not found")},
+		{"PATCH", "/tickets/T-8842", `{"status":"closed"}`, 409, closeUnassigned},
+		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p1","customer_id":"C-9999"}`, 404, unknownCustomer},
 	}
 	direct := make([]*reply, len(calls))
 	for i, c := range calls {
@@ -41,6 +44,7 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 
 	const workers, rounds = 8, 10
+	ids := make(chan string, workers*rounds)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -58,6 +62,7 @@ func TestConcurrentRequests(t *testing.T) {
 				var b bytes.Buffer
 				_, err = b.ReadFrom(res.Body)
 				res.Body.Close()
+				ids <- res.Header.Get(requestIDHeader)
 				want := []byte(c.want)
 				if c.want == "" {
 					want = direct[i].body
@@ -69,6 +74,14 @@ func TestConcurrentRequests(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	close(ids)
+	seen := map[string]bool{}
+	for id := range ids {
+		if id == "" || seen[id] {
+			t.Errorf("X-Request-Id %q missing or given to two calls", id)
+		}
+		seen[id] = true
+	}
 
 	// Each call ran workers*rounds/len(calls) times, rounded per worker.
 	n := make([]float64, len(calls))
@@ -82,4 +95,6 @@ func TestConcurrentRequests(t *testing.T) {
 	sp.wantCounter(t, n[2], "signpost_rejections_total", "route", "create_ticket", "code", "invalid_priority", "field", "priority")
 	sp.wantCounter(t, n[3], "signpost_upstream_errors_unmatched_total", "route", "create_ticket", "status", "400")
 	sp.wantCounter(t, n[5], "signpost_upstream_errors_unmatched_total", "route", "(unrouted)", "status", "404")
+	sp.wantCounter(t, n[6], "signpost_rejections_total", "route", "update_ticket", "code", "ticket_unassigned", "field", "")
+	sp.wantCounter(t, n[7], "signpost_rejections_total", "route", "create_ticket", "code", "unknown_customer", "field", "customer_id")
 }

@@ -12,10 +12,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -218,6 +221,54 @@ func (sp *signpost) waitLog(t *testing.T, msg string, attrs map[string]any) logL
 	return line
 }
 
+// logFor waits for the log line with msg about the request whose answer
+// carried id in X-Request-Id.
+func (sp *signpost) logFor(t *testing.T, msg, id string) logLine {
+	t.Helper()
+	if id == "" {
+		t.Fatalf("no request id to find the %q log line by", msg)
+	}
+	return sp.waitLog(t, msg, map[string]any{"request_id": id})
+}
+
+// withSettings copies the rule file at path into a temporary directory
+// with top-level lines appended, e.g. "unmatched: passthrough", and returns
+// the copy's path. The copy keeps the file's base name.
+func withSettings(t *testing.T, path string, lines ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, "\n# Added by the test.\n"+strings.Join(lines, "\n")+"\n"...)
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// passthrough returns a copy of the rule file at path whose errors no rule
+// matches pass through untouched, instead of being wrapped.
+func passthrough(t *testing.T, path string) string {
+	t.Helper()
+	return withSettings(t, path, "unmatched: passthrough")
+}
+
+// counting serves h and counts the requests that reach it.
+type counting struct {
+	h http.Handler
+	n atomic.Int64
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	c.h.ServeHTTP(w, r)
+}
+
 // newUpstream starts a loopback upstream serving h, closed at cleanup
 // after the gates its handlers may wait on are opened.
 func newUpstream(t *testing.T, h http.Handler, gates ...*gate) *httptest.Server {
@@ -280,9 +331,26 @@ func do(t *testing.T, req *http.Request) *reply {
 		contentLength: res.ContentLength, transferEncoding: res.TransferEncoding}
 }
 
+// Media types of the bodies signpost writes.
+const (
+	jsonType    = "application/json"
+	problemType = "application/problem+json"
+)
+
 // wantJSONError checks a body signpost wrote itself: the status, the exact
 // body, and framing that matches it.
 func wantJSONError(t *testing.T, got *reply, status int, body string) {
+	t.Helper()
+	wantBody(t, got, status, jsonType, body)
+}
+
+// wantProblem is wantJSONError for an RFC 9457 Problem Details body.
+func wantProblem(t *testing.T, got *reply, status int, body string) {
+	t.Helper()
+	wantBody(t, got, status, problemType, body)
+}
+
+func wantBody(t *testing.T, got *reply, status int, contentType, body string) {
 	t.Helper()
 	if got.status != status {
 		t.Errorf("status = %d, want %d", got.status, status)
@@ -290,16 +358,22 @@ func wantJSONError(t *testing.T, got *reply, status int, body string) {
 	if string(got.body) != body {
 		t.Errorf("body =\n\t%s\nwant\n\t%s", got.body, body)
 	}
-	wantFraming(t, got)
+	wantFramingOf(t, got, contentType)
 }
 
 // wantFraming checks that a body signpost wrote is plain JSON framed by
-// its own length.
+// its own length, with a request id.
 func wantFraming(t *testing.T, got *reply) {
 	t.Helper()
-	if ct := got.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", ct)
+	wantFramingOf(t, got, jsonType)
+}
+
+func wantFramingOf(t *testing.T, got *reply, contentType string) {
+	t.Helper()
+	if ct := got.header.Get("Content-Type"); ct != contentType {
+		t.Errorf("Content-Type = %q, want %s", ct, contentType)
 	}
+	wantRequestID(t, got)
 	if cl := got.header.Get("Content-Length"); cl != strconv.Itoa(len(got.body)) {
 		t.Errorf("Content-Length = %q, want %d (the body's length)", cl, len(got.body))
 	}
@@ -328,7 +402,9 @@ func endToEnd(h http.Header) http.Header {
 }
 
 // wantSame checks that signpost passed an upstream answer through
-// unchanged: status, end-to-end headers and body bytes.
+// unchanged: status, end-to-end headers and body bytes. The one header
+// signpost sets, X-Request-Id, is checked apart: present and well formed
+// (TestRequestID checks its value).
 func wantSame(t *testing.T, got, direct *reply) {
 	t.Helper()
 	if got.status != direct.status {
@@ -338,11 +414,33 @@ func wantSame(t *testing.T, got, direct *reply) {
 		t.Errorf("body differs from the upstream's:\n\tgot  %q\n\twant %q", clip(got.body), clip(direct.body))
 	}
 	g, d := endToEnd(got.header), endToEnd(direct.header)
+	wantRequestID(t, got)
+	g.Del(requestIDHeader)
+	d.Del(requestIDHeader)
 	for _, k := range sortedKeys(g, d) {
 		if !slices.Equal(g[k], d[k]) {
 			t.Errorf("header %s = %q, upstream sent %q", k, g[k], d[k])
 		}
 	}
+}
+
+// requestIDHeader carries the id that ties a call to signpost's log line.
+const requestIDHeader = "X-Request-Id"
+
+// requestIDPattern is what a request id signpost keeps or generates looks
+// like: one token of at most 128 characters, safe to log and echo.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/+=-]{1,128}$`)
+
+// wantRequestID checks that an answer carries exactly one well-formed
+// X-Request-Id and returns it.
+func wantRequestID(t *testing.T, got *reply) string {
+	t.Helper()
+	ids := got.header.Values(requestIDHeader)
+	if len(ids) != 1 || !requestIDPattern.MatchString(ids[0]) {
+		t.Errorf("X-Request-Id = %q, want one token of 1 to 128 characters", ids)
+		return ""
+	}
+	return ids[0]
 }
 
 func sortedKeys(hs ...http.Header) []string {

@@ -14,6 +14,8 @@ import (
 // reason to read: the upstream writes a first chunk, then waits until the
 // test has received that chunk through signpost before it writes the rest.
 // A proxy that buffered would deliver nothing until the bound runs out.
+// An event-stream error is streamed too under unmatched: passthrough;
+// TestStreamErrorWrapped covers the default policy.
 func TestStreaming(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -22,13 +24,14 @@ func TestStreaming(t *testing.T) {
 		contentType        string
 		first, rest        string
 		unmatched          string // route counted as unmatched, if any
+		passthrough        bool   // serve with unmatched: passthrough
 	}{
 		{"server-sent events", "GET", "/events", 200, "text/event-stream",
-			"data: one\n\n", "data: two\n\nevent: end\ndata: {}\n\n", ""},
+			"data: one\n\n", "data: two\n\nevent: end\ndata: {}\n\n", "", false},
 		{"chunked JSON of unknown length", "GET", "/tickets/T-8841", 200, "application/json",
-			`{"tickets":[{"ticket_id":"T-1"},`, `{"ticket_id":"T-2"}]}`, ""},
+			`{"tickets":[{"ticket_id":"T-1"},`, `{"ticket_id":"T-2"}]}`, "", false},
 		{"event-stream 400 on a route with a matching rule", "PATCH", "/tickets/T-8841", 400, "text/event-stream",
-			"data: {\"error\":\"Invalid status\"}\n\n", "data: {\"error\":\"Invalid status\"}\n\n", "update_ticket"},
+			"data: {\"error\":\"Invalid status\"}\n\n", "data: {\"error\":\"Invalid status\"}\n\n", "update_ticket", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +52,11 @@ func TestStreaming(t *testing.T) {
 				_, _ = io.WriteString(w, tt.rest)
 				finished.Store(true)
 			}), g)
-			sp := startSignpost(t, ticketsConfig, up.URL)
+			config := ticketsConfig
+			if tt.passthrough {
+				config = passthrough(t, config)
+			}
+			sp := startSignpost(t, config, up.URL)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 			defer cancel()
@@ -121,5 +128,43 @@ func TestStreaming(t *testing.T) {
 				t.Errorf("signpost_rejections_total = %v, want 0", n)
 			}
 		})
+	}
+}
+
+// TestStreamErrorWrapped checks an event-stream error on a route whose
+// rules concern its status, under the default wrap policy: signpost never
+// reads a stream, so it answers at once with the wrapped body (no
+// upstream words quoted), closes the upstream's stream instead of
+// draining it, and counts the error as unmatched.
+func TestStreamErrorWrapped(t *testing.T) {
+	t.Parallel()
+	g := newGate(t)
+	closed := make(chan struct{}, 1)
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "data: {\"error\":\"Invalid status\"}\n\n")
+		_ = http.NewResponseController(w).Flush()
+		if !g.wait(r.Context()) {
+			closed <- struct{}{}
+		}
+	}), g)
+	sp := startSignpost(t, ticketsConfig, up.URL)
+
+	start := time.Now()
+	got := send(t, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"OPEN"}`), "Accept", "text/event-stream")
+	if d := time.Since(start); d > waitTimeout {
+		t.Errorf("answered after %v; a stream that is not read needs no waiting", d)
+	}
+	wantJSONError(t, got, http.StatusBadRequest, rejectedBody("400 Bad Request", ""))
+	select {
+	case <-closed:
+	case <-time.After(waitTimeout):
+		t.Errorf("the upstream's stream was not closed within %v of the wrapped answer", waitTimeout)
+	}
+	sp.wantCounter(t, 1, "signpost_upstream_errors_unmatched_total", "route", "update_ticket", "status", "400")
+	if n := sp.total(t, "signpost_rejections_total"); n != 0 {
+		t.Errorf("signpost_rejections_total = %v, want 0", n)
 	}
 }

@@ -2,11 +2,17 @@ package test
 
 import (
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 const (
@@ -40,6 +46,83 @@ func TestUpstreamUnavailable(t *testing.T) {
 		})
 	}
 	sp.waitLog(t, "upstream failed", map[string]any{"route": "update_ticket", "code": "upstream_unavailable"})
+}
+
+// TestUpstreamStopped stops a working upstream under signpost, as when its
+// process exits: the next calls, on pooled connections or new ones, get
+// the structured, retryable 502, and calls succeed again once an upstream
+// listens on the port anew.
+func TestUpstreamStopped(t *testing.T) {
+	t.Parallel()
+	api := httptest.NewServer(ticketapi.New().Handler())
+	t.Cleanup(api.Close)
+	sp := startSignpost(t, ticketsConfig, api.URL)
+
+	// Two calls leave pooled connections to the upstream behind.
+	if got := send(t, "GET", sp.URL+"/tickets/T-8841", nil); got.status != 200 {
+		t.Fatalf("GET before the stop: %d %s", got.status, got.body)
+	}
+	if got := send(t, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"OPEN"}`)); got.status != 400 {
+		t.Fatalf("PATCH before the stop: %d %s", got.status, got.body)
+	}
+	addr := api.Listener.Addr().String()
+	api.Close()
+	// Hold the port, bound but not listening, so that no other test's
+	// server can take it and answer in the stopped upstream's place.
+	release := holdPort(t, addr)
+
+	for _, tt := range []struct{ name, method, path, body, route string }{
+		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
+		{"routed", "GET", "/tickets/T-8841", ``, "get_ticket"},
+		{"unrouted", "GET", "/health", ``, "(unrouted)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.body != "" {
+				body = []byte(tt.body)
+			}
+			wantJSONError(t, send(t, tt.method, sp.URL+tt.path, body), http.StatusBadGateway, unavailableBody)
+			sp.wantCounter(t, 1, "signpost_upstream_failures_total", "route", tt.route, "code", "upstream_unavailable")
+		})
+	}
+
+	// The upstream comes back on the same port.
+	release()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listening on %s again: %v", addr, err)
+	}
+	back := &http.Server{Handler: ticketapi.New().Handler(), ReadHeaderTimeout: waitTimeout}
+	go func() { _ = back.Serve(ln) }()
+	t.Cleanup(func() { _ = back.Close() })
+	if got := send(t, "GET", sp.URL+"/tickets/T-8841", nil); got.status != 200 {
+		t.Errorf("GET once the upstream is back: %d %s, want 200", got.status, got.body)
+	}
+}
+
+// holdPort binds a socket to addr without listening, so that connections
+// to it are refused, until release is called or the test ends.
+func holdPort(t *testing.T, addr string) (release func()) {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { syscall.Close(fd) }) }
+	t.Cleanup(release)
+	// The stopped server's connections linger in TIME_WAIT on this port.
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}); err != nil {
+		t.Fatalf("holding %s after the upstream stopped: %v (another test took the port)", addr, err)
+	}
+	return release
 }
 
 // refusingURL returns the URL of a loopback port that refuses connections:
