@@ -13,9 +13,13 @@ type Problem struct {
 	Column  int // 1-based; 0 when unknown
 	Path    string
 	Message string
+	// Warning marks a finding that does not stop the file from loading:
+	// something that works but is probably not what the author meant.
+	Warning bool
 }
 
-// String renders the problem as "file:line:col: path: message".
+// String renders the problem as "file:line:col: path: message", with
+// "warning: " before the path of a warning.
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
@@ -23,6 +27,9 @@ func (p Problem) String() string {
 		fmt.Fprintf(&b, ":%d:%d", p.Line, max(p.Column, 1))
 	}
 	b.WriteString(": ")
+	if p.Warning {
+		b.WriteString("warning: ")
+	}
 	if p.Path != "" {
 		b.WriteString(p.Path)
 		b.WriteString(": ")
