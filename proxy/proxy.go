@@ -146,11 +146,9 @@ type exchangeKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr}
 	r.Header.Set(RequestIDHeader, ex.id)
-	var m mux.RouteMatch
-	if p.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
-		route := p.routes[m.Route.GetName()]
+	if route, vars := p.RouteFor(r); route != nil {
 		ex.route = route
-		ex.req.Vars = m.Vars
+		ex.req.Vars = vars
 		ex.req.RawQuery = r.URL.RawQuery
 		ex.req.Header = r.Header
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
@@ -171,6 +169,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+}
+
+// RouteFor returns the declared route a request goes to, with its path
+// variables, or nil when no route declares it.
+func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
+	var m mux.RouteMatch
+	if p.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
+		return p.routes[m.Route.GetName()], m.Vars
+	}
+	return nil, nil
 }
 
 // Close stops the proxy's background work once requests have drained.

@@ -229,6 +229,9 @@ func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int)
 			e.Received = appendValue(nil, sent, maxReceived)
 		}
 	}
+	if f != nil && rule.StatesRule && e.Received == nil && f.Required && f.Rule != "is required" {
+		e.Message = "is required; " + e.Message // the upstream refused a field the request lacked
+	}
 	e.Message = fillReceived(e.Message, e.Received)
 	e.DidYouMean = suggestions(f, sent)
 	switch {

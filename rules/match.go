@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -152,4 +153,36 @@ func TransientStatus(status int) bool {
 		return true
 	}
 	return false
+}
+
+// Why explains why m does not match an upstream response with this status
+// and body, in one clause, or returns "" when it matches. It serves
+// `signpost explain`, so it says what was found against what was wanted.
+func (m *Match) Why(status int, body *Body) string {
+	if !m.Status.has(status) {
+		return fmt.Sprintf("status %d is not %s", status, m.Status)
+	}
+	if m.Body != nil && !m.Body.Match(body.Raw) {
+		return fmt.Sprintf("the body does not match body %q", m.Body.String())
+	}
+	if m.JSON == "" {
+		return ""
+	}
+	if !body.isJSON() {
+		return "the body is not JSON, and the rule reads json " + strconv.Quote(m.JSON)
+	}
+	v := gjson.GetBytes(body.Raw, m.JSON)
+	if !v.Exists() {
+		return fmt.Sprintf("the body has no value at json %q", m.JSON)
+	}
+	got := v.String()
+	switch {
+	case m.Equals != nil && got != *m.Equals:
+		return fmt.Sprintf("the value at %q is %q, not equal to %q", m.JSON, got, *m.Equals)
+	case m.Contains != nil && !strings.Contains(got, *m.Contains):
+		return fmt.Sprintf("the value at %q is %q, which does not contain %q", m.JSON, got, *m.Contains)
+	case m.Regex != nil && !m.Regex.MatchString(got):
+		return fmt.Sprintf("the value at %q is %q, which does not match regex %q", m.JSON, got, m.Regex.String())
+	}
+	return ""
 }

@@ -216,3 +216,43 @@ func TestIsJSONBoundsNesting(t *testing.T) {
 		}
 	}
 }
+
+func TestWhy(t *testing.T) {
+	cfg, err := rules.Parse("why.yaml", []byte(`
+routes:
+  r:
+    method: POST
+    path: /r
+    errors:
+      - {match: {status: 409}, code: a, message: a}
+      - {match: {status: 400, json: error, equals: Invalid status}, code: b, message: b}
+      - {match: {status: 400, json: error, contains: prio}, code: c, message: c}
+      - {match: {status: 400, json: error, regex: '^Bad'}, code: d, message: d}
+      - {match: {status: 400, json: detail}, code: e, message: e}
+      - {match: {status: 4xx, body: 'Oops'}, code: f, message: f}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := cfg.Routes[0].Errors
+	body := &rules.Body{Raw: []byte(`{"error":"Invalid state"}`)}
+	want := []string{
+		`status 400 is not 409`,
+		`the value at "error" is "Invalid state", not equal to "Invalid status"`,
+		`the value at "error" is "Invalid state", which does not contain "prio"`,
+		`the value at "error" is "Invalid state", which does not match regex "^Bad"`,
+		`the body has no value at json "detail"`,
+		`the body does not match body "Oops"`,
+	}
+	for i, e := range errs {
+		if got := e.Match.Why(400, body); got != want[i] {
+			t.Errorf("errors[%d]: Why = %q; want %q", i, got, want[i])
+		}
+	}
+	if got := errs[1].Match.Why(400, &rules.Body{Raw: []byte(`<html>`)}); got != `the body is not JSON, and the rule reads json "error"` {
+		t.Errorf("non-JSON body: %q", got)
+	}
+	if got := errs[1].Match.Why(400, &rules.Body{Raw: []byte(`{"error":"Invalid status"}`)}); got != "" {
+		t.Errorf("a match explains itself as %q; want empty", got)
+	}
+}

@@ -34,6 +34,8 @@ Usage:
   signpost check FILE...                 validate rule files, listing every problem
   signpost demo                          show a wrong call answered with and without signpost
   signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
+  signpost test TESTFILE...              run rule unit tests, in process
+  signpost explain --config FILE ...     show which rule matches an upstream error, and why not the others
   signpost version                       print the version
 
 `
@@ -54,6 +56,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return demo(rest, stdout, stderr)
 	case "aliases":
 		return aliases(rest, stdout, stderr)
+	case "test":
+		return testCmd(rest, stdout, stderr)
+	case "explain":
+		return explain(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK
