@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/suggest"
@@ -69,6 +70,20 @@ func TestSuggest(t *testing.T) {
 		{"closer first", []string{"pendings", "pending", "spending"}, nil, "pendin", []string{"pending", "pendings", "spending"}},
 		{"closer displaces a full list", []string{"abcdexy", "abcdxyg", "abcxefz", "abcdefx"}, nil, "abcdefg", []string{"abcdefx", "abcdexy", "abcdxyg"}},
 		{"only values within the bound", []string{"opened", "opens", "opel", "open"}, nil, "opem", []string{"opel", "open"}},
+		{"ties across lengths keep order", []string{"abcde", "abcdef", "abcd", "abcdeg"}, nil, "abcdx", []string{"abcde", "abcd"}},
+		{"a later value displaces a farther one", []string{"abcdefxy", "abcdefgz", "abcdxfgh", "abcdefgy"}, nil, "abcdefgh", []string{"abcdefgz", "abcdxfgh", "abcdefgy"}},
+
+		// One deletion among many short values: each string once, and
+		// every value that folds to it, in declared order.
+		{"deletion of a doubled rune", []string{"ab", "aa", "bb", "cc", "dd"}, nil, "aab", []string{"ab", "aa"}},
+		{"deletion among case variants", []string{"ab", "AB", "cd", "ef", "Ab"}, nil, "abx", []string{"ab", "AB", "Ab"}},
+		{"deletion of a wide rune", []string{"zü", "zu", "üz", "uz"}, nil, "züx", []string{"zü"}},
+		{"deletion is not all", []string{"gb", "gbx", "br", "gr", "xy"}, nil, "gbr", []string{"gb", "gbx", "br"}},
+
+		// A rune-count lower bound never hides a close value.
+		{"anagram beyond the bound", []string{"listen"}, nil, "silent", nil},                        // same runes, 4 edits
+		{"repeated runes", []string{"aaaa", "aaab", "abab"}, nil, "aaba", []string{"aaaa", "aaab"}}, // abab: 2 edits
+		{"long values", []string{strings.Repeat("ab", 40), strings.Repeat("ab", 39) + "ba"}, nil, strings.Repeat("ab", 39) + "b", []string{strings.Repeat("ab", 40), strings.Repeat("ab", 39) + "ba"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,18 +198,6 @@ func TestBound(t *testing.T) {
 	}
 }
 
-// countryCodes returns 249 distinct two-letter codes, as many as ISO 3166-1
-// assigns.
-func countryCodes() []string {
-	var codes []string
-	for a := 'A'; a <= 'Z' && len(codes) < 249; a++ {
-		for b := 'A'; b <= 'Z' && len(codes) < 249; b++ {
-			codes = append(codes, string([]rune{a, b}))
-		}
-	}
-	return codes
-}
-
 // longNames returns n distinct names of 12 to 20 runes, some with
 // non-ASCII runes.
 func longNames(n int) []string {
@@ -206,8 +209,10 @@ func longNames(n int) []string {
 	return names
 }
 
+// BenchmarkSuggest measures Suggest, which allocates the slice it returns;
+// BenchmarkSuggestCountryCodes measures AppendSuggestions.
 func BenchmarkSuggest(b *testing.B) {
-	codes := suggest.NewSet(countryCodes(), map[string]string{"UK": "GB"})
+	codes, _ := benchSets(b)
 	names := suggest.NewSet(longNames(249), nil)
 	for _, bm := range []struct {
 		name     string
@@ -238,18 +243,88 @@ func BenchmarkDistance(b *testing.B) {
 	}
 }
 
-// TestSuggestConcurrent runs one Set from several goroutines, for the race
-// detector.
+// TestSuggestConcurrent runs one Set from many goroutines at once, for the
+// race detector, and checks each answer against the same call made alone.
 func TestSuggestConcurrent(t *testing.T) {
-	set := suggest.NewSet(countryCodes(), map[string]string{"UK": "GB"})
-	done := make(chan []string)
-	for _, in := range []string{"uk", "de", "Deutschland", "ABC", "zz"} {
-		go func() { done <- set.Suggest(in) }()
+	codes, names := benchSets(t)
+	inputs := []string{"uk", "de", "Deutschland", "GBR", "zz", "Germny", "Untied Kingdm", strings.Repeat("ü", 64), strings.Repeat("x", 80)}
+	var wg sync.WaitGroup
+	for _, set := range []*suggest.Set{codes, names} {
+		want := make([][]string, len(inputs))
+		for i, in := range inputs {
+			want[i] = set.Suggest(in)
+		}
+		for g := range 8 {
+			wg.Go(func() {
+				dst := make([]string, 0, suggest.Max)
+				for r := range 200 {
+					i := (g + r) % len(inputs)
+					if dst = set.AppendSuggestions(dst[:0], inputs[i]); !slices.Equal(dst, want[i]) {
+						t.Errorf("concurrent AppendSuggestions(%q) = %q, alone %q", inputs[i], dst, want[i])
+						return
+					}
+				}
+			})
+		}
 	}
-	for range 5 {
-		<-done
+	wg.Wait()
+}
+
+func TestAppendSuggestions(t *testing.T) {
+	set := suggest.NewSet(statuses, map[string]string{"done": "closed"})
+	dst := []string{"kept"}
+	if got := set.AppendSuggestions(dst, "pendng"); !slices.Equal(got, []string{"kept", "pending"}) {
+		t.Errorf("AppendSuggestions(%q, pendng) = %q", dst, got)
 	}
-	if got := set.Suggest("uk"); !slices.Equal(got, []string{"GB"}) {
-		t.Errorf("Suggest(uk) = %q", got)
+	if got := set.AppendSuggestions(dst, "open"); !slices.Equal(got, dst) {
+		t.Errorf("AppendSuggestions(%q, open) = %q; want dst unchanged", dst, got)
+	}
+	if got := set.AppendSuggestions(nil, "DONE"); !slices.Equal(got, []string{"closed"}) {
+		t.Errorf("AppendSuggestions(nil, DONE) = %q", got)
+	}
+	if got := set.AppendSuggestions(nil, "banana"); got != nil {
+		t.Errorf("AppendSuggestions(nil, banana) = %q; want nil", got)
+	}
+}
+
+func TestHasAndLen(t *testing.T) {
+	values := []string{"open", "Open", "open", ""}
+	set := suggest.NewSet(values, map[string]string{"done": "closed"})
+	for v, want := range map[string]bool{"open": true, "Open": true, "": true, "OPEN": false, "done": false, "closed": false} {
+		if got := set.Has(v); got != want {
+			t.Errorf("Has(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if set.Len() != 4 {
+		t.Errorf("Len() = %d, want 4", set.Len())
+	}
+	if empty := suggest.NewSet(nil, nil); empty.Len() != 0 || empty.Has("") {
+		t.Errorf("NewSet(nil, nil): Len() = %d, Has(\"\") = %v", empty.Len(), empty.Has(""))
+	}
+}
+
+// TestNewSetCopies checks that a Set keeps its own copy of what it was
+// built from.
+func TestNewSetCopies(t *testing.T) {
+	values := []string{"open", "closed"}
+	aliases := map[string]string{"done": "closed"}
+	set := suggest.NewSet(values, aliases)
+	values[0], aliases["done"] = "changed", "changed"
+	if got := set.Suggest("opne"); !slices.Equal(got, []string{"open"}) {
+		t.Errorf("after the caller changed values, Suggest(opne) = %q", got)
+	}
+	if got := set.Suggest("done"); !slices.Equal(got, []string{"closed"}) {
+		t.Errorf("after the caller changed aliases, Suggest(done) = %q", got)
+	}
+}
+
+// TestAliasCaseCollision checks that aliases differing only in case give
+// the same answer every time: the one that sorts first.
+func TestAliasCaseCollision(t *testing.T) {
+	aliases := map[string]string{"uk": "UA", "UK": "GB", "Uk": "US"}
+	for range 20 {
+		if got := suggest.NewSet([]string{"GB", "UA", "US"}, aliases).Suggest("uK"); !slices.Equal(got, []string{"GB"}) {
+			t.Fatalf("Suggest(uK) = %q, want [GB], from the alias that sorts first", got)
+		}
 	}
 }
