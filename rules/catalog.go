@@ -12,7 +12,7 @@ import (
 type Catalog struct {
 	File string
 	// Rule states the constraint in words, for messages that cannot list
-	// the values, e.g. "must be a two-letter ISO 3166-1 alpha-2 country code".
+	// the values, e.g. "must be an ISO 3166-1 alpha-2 country code, two letters".
 	Rule    string
 	Example string
 	Values  []string          // listed and suggested, in declared order
@@ -66,7 +66,7 @@ func (l *loader) parseCatalog(data []byte) *Catalog {
 	for _, kv := range l.mapping(root, "", catalogKeys, "a catalog mapping") {
 		switch kv.key {
 		case "rule":
-			c.Rule, _ = l.scalar(kv.val, kv.key, "must be a two-letter ISO 3166-1 alpha-2 country code")
+			c.Rule, _ = l.scalar(kv.val, kv.key, "must be an ISO 3166-1 alpha-2 country code, two letters")
 		case "example":
 			c.Example, _ = l.scalar(kv.val, kv.key, "GB")
 		case "values":
@@ -80,7 +80,7 @@ func (l *loader) parseCatalog(data []byte) *Catalog {
 	}
 	for _, k := range []string{"rule", "example", "values"} {
 		if seen[k] == nil {
-			l.errorf(root, k, "missing; a catalog states its rule in words, one example and its values, e.g.\n  rule: must be a two-letter ISO 3166-1 alpha-2 country code\n  example: GB\n  values: [AD, AE, AF]")
+			l.errorf(root, k, "missing; a catalog states its rule in words, one example and its values, e.g.\n  rule: must be an ISO 3166-1 alpha-2 country code, two letters\n  example: GB\n  values: [AD, AE, AF]")
 		}
 	}
 	if c.Example != "" && c.Values != nil && !contains(c.Values, c.Example) {

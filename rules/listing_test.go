@@ -14,7 +14,7 @@ func TestListingDecidedByTokens(t *testing.T) {
 	if country.Listed || country.ListCost < 400 || country.ListCost > 700 {
 		t.Errorf("249 codes: listed=%v cost=%d; want not listed at a cost of several hundred tokens", country.Listed, country.ListCost)
 	}
-	if want := "must be a two-letter ISO 3166-1 alpha-2 country code"; country.Rule != want {
+	if want := "must be an ISO 3166-1 alpha-2 country code, two letters"; country.Rule != want {
 		t.Errorf("rule %q; want %q", country.Rule, want)
 	}
 	if !country.Check(rules.Text("GB")) || !country.Check(rules.Text("XK")) || country.Check(rules.Text("UK")) {

@@ -96,7 +96,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		case "aliases":
 			f.Aliases = l.aliases(kv.val, p)
 		case "rule":
-			if s, ok := l.scalar(kv.val, p, "must be a two-letter ISO 3166-1 alpha-2 country code"); ok {
+			if s, ok := l.scalar(kv.val, p, "must be an ISO 3166-1 alpha-2 country code, two letters"); ok {
 				f.RuleText = strings.TrimSpace(s)
 			}
 		case "list_tokens":

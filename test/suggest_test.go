@@ -76,7 +76,7 @@ func postAddress(t *testing.T, sp *signpost, a address, header ...string) *reply
 
 // countryRule is the catalog's rule, what a rejected country code's
 // message states instead of listing 249 codes.
-const countryRule = "must be a two-letter ISO 3166-1 alpha-2 country code"
+const countryRule = "must be an ISO 3166-1 alpha-2 country code, two letters"
 
 // unknownCountry is the body signpost writes for a country code the address
 // book API rejected: received is plain text (no quoting needed), and
