@@ -287,7 +287,7 @@ func TestCheckListingCost(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("stdout has %d lines, want 2 (country_code's listing, then ok):\n%s", len(lines), out)
 	}
-	const at = "../configs/addresses.yaml:13:7: routes.create_address.fields.country_code: "
+	const at = "../configs/addresses.yaml:14:7: routes.create_address.fields.country_code: "
 	if l := lines[0]; !strings.HasPrefix(l, at) ||
 		!strings.Contains(l, "249 values, listing costs 516 tokens against a budget of 60") ||
 		!strings.Contains(l, `messages state "`+countryRule+`"`) ||

@@ -17,10 +17,10 @@ func TestExplain(t *testing.T) {
 			name: "third rule matches",
 			args: []string{"--method", "PATCH", "--path", "/tickets/T-8842", "--status", "409", "--body", `{"error":"Cannot close ticket"}`},
 			want: []string{
-				"route update_ticket: PATCH /tickets/{ticket_id} (" + tickets + ":19)",
-				"errors[0] line 26 invalid_status: no, status 409 is not 400",
-				"errors[1] line 29 unknown_ticket: no, status 409 is not 404",
-				"errors[2] line 34 ticket_unassigned: matches",
+				"route update_ticket: PATCH /tickets/{ticket_id} (" + tickets + ":20)",
+				"errors[0] line 27 invalid_status: no, status 409 is not 400",
+				"errors[1] line 30 unknown_ticket: no, status 409 is not 404",
+				"errors[2] line 35 ticket_unassigned: matches",
 				"the caller gets 409, application/json:",
 				`"ticket_id": "T-8842"`,
 			},
@@ -29,7 +29,7 @@ func TestExplain(t *testing.T) {
 			name: "a near miss is spelled out",
 			args: []string{"--route", "update_ticket", "--status", "400", "--body", `{"error":"Invalid Status"}`, "--request-body", `{"status":"OPEN"}`},
 			want: []string{
-				`errors[0] line 26 invalid_status: no, the value at "error" is "Invalid Status", not equal to "Invalid status"`,
+				`errors[0] line 27 invalid_status: no, the value at "error" is "Invalid Status", not equal to "Invalid status"`,
 				"no rule matches",
 				`"error": "upstream_rejected"`,
 			},
@@ -37,7 +37,7 @@ func TestExplain(t *testing.T) {
 		{
 			name: "request values are echoed",
 			args: []string{"--route", "update_ticket", "--status", "400", "--body", `{"error":"Invalid status"}`, "--request-body", `{"status":"OPEN"}`},
-			want: []string{"errors[0] line 26 invalid_status: matches", `"received": "OPEN"`},
+			want: []string{"errors[0] line 27 invalid_status: matches", `"received": "OPEN"`},
 		},
 		{
 			name: "unrouted",

@@ -34,8 +34,10 @@ Usage:
   signpost check FILE...                 validate rule files, listing every problem
   signpost demo                          show a wrong call answered with and without signpost
   signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
+  signpost schema FILE [--format F]      export routes as LLM tool definitions with their constraints
   signpost test TESTFILE...              run rule unit tests, in process
   signpost explain --config FILE ...     show which rule matches an upstream error, and why not the others
+  signpost import openapi SPEC [-o FILE] write a starter rule file from an OpenAPI 3 document
   signpost version                       print the version
 
 `
@@ -56,10 +58,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return demo(rest, stdout, stderr)
 	case "aliases":
 		return aliases(rest, stdout, stderr)
+	case "schema":
+		return schema(rest, stdout, stderr)
 	case "test":
 		return testCmd(rest, stdout, stderr)
 	case "explain":
 		return explain(rest, stdout, stderr)
+	case "import":
+		return importCmd(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return exitOK

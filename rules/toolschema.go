@@ -1,0 +1,378 @@
+package rules
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Tool definitions: each route as an LLM tool whose input schema carries
+// the constraints its fields declare, so that a model reads them before
+// its first call instead of learning them from rejections.
+//
+// A field's schema states exactly what Field.Check accepts, with three
+// deliberate exceptions, each stricter than the proxy and none more
+// lenient:
+//   - hidden values are accepted by the proxy but never exported;
+//   - an optional argument is omitted, not sent as null (the proxy reads
+//     null as absent);
+//   - a query, path or header argument has its natural JSON type (integer
+//     for format: integer), where the proxy takes the same value as text.
+//
+// Two gaps remain that JSON Schema cannot state: an integer written 5.0
+// or beyond 64 bits passes "type": "integer" but not format: integer.
+
+// JSONSchemaDraft is the dialect of the schemas InputSchema builds.
+const JSONSchemaDraft = "https://json-schema.org/draft/2020-12/schema"
+
+// ToolFormats are the shapes MarshalTools writes, in the order usage lists
+// them:
+//   - jsonschema: an object mapping each tool name to its input schema,
+//     each with $schema and the tool's description;
+//   - openai: the Chat Completions tools list,
+//     [{"type": "function", "function": {"name", "description", "parameters"}}];
+//   - anthropic: the Messages API tools list, [{"name", "description", "input_schema"}];
+//   - mcp: an MCP tools/list result, {"tools": [{"name", "description", "inputSchema"}]}.
+var ToolFormats = []string{"jsonschema", "openai", "anthropic", "mcp"}
+
+// Tool is a route as an LLM tool definition.
+type Tool struct {
+	// Name is the route's name.
+	Name string
+	// Description is "METHOD path", then what a rule says must be called
+	// first, when one names a next call.
+	Description string
+	Input       *Schema
+}
+
+// Schema is the JSON Schema (draft 2020-12) of one tool's arguments: an
+// object with one property per argument, in declared order. It marshals
+// deterministically, for golden files.
+type Schema struct {
+	Properties []*Property
+	// Required names the required arguments, in declared order.
+	Required []string
+}
+
+// Property is the JSON Schema of one argument. Zero-valued members are
+// left out.
+type Property struct {
+	// Name is the argument's name: the field's name, wherever the value
+	// lives (path, query, header or body).
+	Name string `json:"-"`
+	// Type is string, integer, number or boolean; empty for a body field
+	// with no constraint, which may hold any JSON value.
+	Type string `json:"type,omitempty"`
+	// Description is the field's rule as messages state it, e.g.
+	// "must be one of: open, pending, closed".
+	Description string `json:"description,omitempty"`
+	// Enum lists the permitted values, hidden ones left out.
+	Enum      []string `json:"enum,omitempty"`
+	Format    string   `json:"format,omitempty"`
+	Pattern   string   `json:"pattern,omitempty"`
+	MaxLength int      `json:"maxLength,omitempty"`
+	Minimum   *float64 `json:"minimum,omitempty"`
+	Maximum   *float64 `json:"maximum,omitempty"`
+	// Examples holds the field's example, typed as the argument is.
+	Examples []any `json:"examples,omitempty"`
+	// Not is set on a required body field with no constraint, which may
+	// hold any value but null: {"type": "null"}.
+	Not *Property `json:"not,omitempty"`
+}
+
+// Tools returns the file's routes as tool definitions, in file order.
+func (c *Config) Tools() []Tool {
+	tools := make([]Tool, len(c.Routes))
+	for i, r := range c.Routes {
+		tools[i] = r.Tool()
+	}
+	return tools
+}
+
+// Tool returns the route as a tool definition.
+func (r *Route) Tool() Tool {
+	return Tool{Name: r.Name, Description: r.toolDescription(), Input: r.InputSchema()}
+}
+
+// toolDescription states the route's method and path, then each call a
+// rule names as the one to make first, in the rule's own words when they
+// quote nothing from the failed request.
+func (r *Route) toolDescription() string {
+	parts := []string{r.Method + " " + plainTemplate(r.Path)}
+	for _, e := range r.Errors {
+		if e.NextCall == nil {
+			continue
+		}
+		s := "May need " + e.NextCall.Signature() + " first"
+		if e.Message != "" && !strings.Contains(e.Message, "{received}") {
+			first, size := utf8.DecodeRuneInString(e.Message)
+			s = string(unicode.ToUpper(first)) + e.Message[size:]
+		}
+		if !contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, ". ") + "."
+}
+
+// InputSchema returns the JSON Schema of the route's arguments: a property
+// per declared field, named by the field's name, and one per path variable
+// no field declares. Undeclared arguments are allowed, since the upstream
+// may take more than the file declares.
+func (r *Route) InputSchema() *Schema {
+	s := &Schema{}
+	declared := map[string]bool{}
+	for _, f := range r.Fields {
+		if f.In == InPath {
+			declared[f.Key] = true
+		}
+	}
+	vars := templatePatterns(r.Path)
+	for _, v := range vars {
+		if declared[v.name] || r.Field(v.name) != nil {
+			continue
+		}
+		s.Properties = append(s.Properties, &Property{Name: v.name, Type: "string", Pattern: v.pattern})
+		s.Required = append(s.Required, v.name)
+	}
+	for _, f := range r.Fields {
+		p := f.property()
+		if f.In == InPath && p.Type == "string" && p.Pattern == "" && p.Enum == nil && p.Format == "" {
+			for _, v := range vars {
+				if v.name == f.Key {
+					p.Pattern = v.pattern
+				}
+			}
+		}
+		s.Properties = append(s.Properties, p)
+		if f.Required {
+			s.Required = append(s.Required, f.Name)
+		}
+	}
+	return s
+}
+
+// rfc3339UTC is what a value of format rfc3339-utc looks like; "date-time"
+// alone would also take an offset such as +01:00.
+const rfc3339UTC = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?Z$`
+
+// jsonFormats maps the named formats that JSON Schema also names.
+var jsonFormats = map[string]string{"rfc3339-utc": "date-time", "date": "date", "uuid": "uuid", "email": "email"}
+
+// property is the field's schema. An enum or catalog is exported whole,
+// however costly it is to list in a message: a schema is read once per
+// session, not once per error.
+func (f *Field) property() *Property {
+	p := &Property{Name: f.Name}
+	switch {
+	case f.Enum != nil || f.Format != nil || f.Pattern != nil || f.MaxLength > 0:
+		p.Description = f.Rule
+	case f.Lookup != nil:
+		p.Description = lookupHint(f)
+	}
+	switch {
+	case f.Enum != nil:
+		p.Type = "string"
+		p.Enum = f.Enum
+	case f.Format != nil:
+		switch f.Format.Kind {
+		case gjson.True:
+			p.Type = "boolean"
+		case gjson.Number:
+			p.Type = f.Format.Name
+			p.Minimum, p.Maximum = f.Min, f.Max
+			if n, err := strconv.ParseFloat(f.Example, 64); err == nil {
+				if f.Format.Name == "integer" && n == float64(int64(n)) {
+					p.Examples = []any{int64(n)}
+				} else {
+					p.Examples = []any{n}
+				}
+			}
+		default:
+			p.Type = "string"
+			p.Format = jsonFormats[f.Format.Name]
+			if f.Format.Name == "rfc3339-utc" {
+				p.Pattern = rfc3339UTC
+			}
+			p.Examples = []any{f.Example}
+		}
+	case f.Pattern != nil:
+		p.Type = "string"
+		p.Pattern = f.Pattern.String()
+		p.Examples = []any{f.Example}
+	case f.MaxLength > 0 || f.In != InBody:
+		p.Type = "string" // free text, or any value that arrives as text
+	case f.Required:
+		p.Not = &Property{Type: "null"}
+	}
+	if f.Format == nil {
+		p.MaxLength = f.MaxLength
+	}
+	return p
+}
+
+// plainTemplate drops the regexes of a template's variables, which the
+// arguments' patterns state: /events/{event_id:[0-9]+} becomes
+// /events/{event_id}.
+func plainTemplate(tpl string) string {
+	var b strings.Builder
+	depth, start := 0, 0
+	for i := 0; i < len(tpl); i++ {
+		switch c := tpl[i]; {
+		case c == '{':
+			if depth == 0 {
+				start = i + 1
+			}
+			depth++
+		case c == '}':
+			if depth--; depth == 0 {
+				name, _, _ := strings.Cut(tpl[start:i], ":")
+				b.WriteString("{" + strings.TrimSpace(name) + "}")
+			}
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+type templateVar struct{ name, pattern string }
+
+// templatePatterns returns the variables of a mux path template, each with
+// its regex anchored as mux matches it, or "" when it has none.
+func templatePatterns(tpl string) []templateVar {
+	var vars []templateVar
+	depth, start := 0, 0
+	for i := 0; i < len(tpl); i++ {
+		switch tpl[i] {
+		case '{':
+			if depth == 0 {
+				start = i + 1
+			}
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				name, re, ok := strings.Cut(tpl[start:i], ":")
+				v := templateVar{name: strings.TrimSpace(name)}
+				if ok {
+					v.pattern = "^(?:" + re + ")$"
+				}
+				vars = append(vars, v)
+			}
+		}
+	}
+	return vars
+}
+
+// MarshalJSON writes the schema as {"type": "object", "properties",
+// "required", "additionalProperties": true}.
+func (s *Schema) MarshalJSON() ([]byte, error) { return marshal(s.members()) }
+
+func (s *Schema) members() object {
+	props := make(object, len(s.Properties))
+	for i, p := range s.Properties {
+		props[i] = member{p.Name, p}
+	}
+	o := object{{"type", "object"}, {"properties", props}}
+	if len(s.Required) > 0 {
+		o = append(o, member{"required", s.Required})
+	}
+	return append(o, member{"additionalProperties", true})
+}
+
+// MarshalTools writes the file's tools, indented, in one of ToolFormats.
+func (c *Config) MarshalTools(format string) ([]byte, error) {
+	tools := c.Tools()
+	var doc any
+	switch format {
+	case "jsonschema":
+		o := make(object, len(tools))
+		for i, t := range tools {
+			head := object{{"$schema", JSONSchemaDraft}, {"description", t.Description}}
+			o[i] = member{t.Name, append(head, t.Input.members()...)}
+		}
+		doc = o
+	case "openai":
+		list := make([]object, len(tools))
+		for i, t := range tools {
+			list[i] = object{{"type", "function"},
+				{"function", object{{"name", t.Name}, {"description", t.Description}, {"parameters", t.Input}}}}
+		}
+		doc = list
+	case "anthropic":
+		list := make([]object, len(tools))
+		for i, t := range tools {
+			list[i] = object{{"name", t.Name}, {"description", t.Description}, {"input_schema", t.Input}}
+		}
+		doc = list
+	case "mcp":
+		list := make([]object, len(tools))
+		for i, t := range tools {
+			list[i] = object{{"name", t.Name}, {"description", t.Description}, {"inputSchema", t.Input}}
+		}
+		doc = object{{"tools", list}}
+	default:
+		return nil, fmt.Errorf("unknown tool format %q; formats: %s", format, strings.Join(ToolFormats, ", "))
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// object is a JSON object whose members keep their order.
+type object []member
+
+type member struct {
+	key   string
+	value any
+}
+
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal is json.Marshal without HTML escaping, so that a pattern's < and
+// > stay legible.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
