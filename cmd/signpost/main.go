@@ -4,9 +4,13 @@
 // Usage:
 //
 //	signpost serve --config FILE [--upstream URL] [--listen ADDR] [--admin ADDR]
-//	signpost check FILE...
-//	signpost demo
+//	signpost check [-v] [--strict] [--format text|json] FILE...
+//	signpost test [--run REGEXP] TESTFILE...
+//	signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT]
+//	signpost schema FILE [--format jsonschema|openai|anthropic|mcp]
+//	signpost import openapi SPEC [-o FILE]
 //	signpost aliases --from LOGFILE [--config FILE]
+//	signpost demo
 //	signpost version
 package main
 
@@ -14,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -31,16 +36,33 @@ const usage = `signpost turns the bare errors of a legacy HTTP API into actionab
 
 Usage:
   signpost serve --config FILE [flags]   run the proxy (signpost serve -h lists flags)
-  signpost check FILE...                 validate rule files, listing every problem
-  signpost demo                          show a wrong call answered with and without signpost
-  signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
-  signpost schema FILE [--format F]      export routes as LLM tool definitions with their constraints
+  signpost check FILE...                 validate rule files, listing every problem and warning
   signpost test TESTFILE...              run rule unit tests, in process
   signpost explain --config FILE ...     show which rule matches an upstream error, and why not the others
+  signpost schema FILE [--format F]      export routes as LLM tool definitions with their constraints
   signpost import openapi SPEC [-o FILE] write a starter rule file from an OpenAPI 3 document
+  signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
+  signpost demo                          show a wrong call answered with and without signpost
   signpost version                       print the version
 
+Each command takes -h for its flags.
 `
+
+// commands are the subcommands, in the order usage lists them.
+var commands = []struct {
+	name string
+	run  func(args []string, stdout, stderr io.Writer) int
+}{
+	{"serve", serve},
+	{"check", check},
+	{"test", testCmd},
+	{"explain", explain},
+	{"schema", schema},
+	{"import", importCmd},
+	{"aliases", aliases},
+	{"demo", demo},
+	{"version", printVersion},
+}
 
 // Main runs the command line args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
@@ -50,29 +72,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "serve":
-		return serve(rest, stdout, stderr)
-	case "check":
-		return check(rest, stdout, stderr)
-	case "demo":
-		return demo(rest, stdout, stderr)
-	case "aliases":
-		return aliases(rest, stdout, stderr)
-	case "schema":
-		return schema(rest, stdout, stderr)
-	case "test":
-		return testCmd(rest, stdout, stderr)
-	case "explain":
-		return explain(rest, stdout, stderr)
-	case "import":
-		return importCmd(rest, stdout, stderr)
-	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, versionString())
-		return exitOK
+	case "--version", "-version":
+		return printVersion(rest, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: serve, check, demo, aliases, version\n", cmd, didYouMean(cmd, []string{"serve", "check", "demo", "aliases", "version"}))
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		if c.name == cmd {
+			return c.run(rest, stdout, stderr)
+		}
+		names[i] = c.name
+	}
+	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: %s\n", cmd, didYouMean(cmd, names), strings.Join(names, ", "))
 	return exitUsage
 }

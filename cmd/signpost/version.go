@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -9,6 +11,11 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = "dev"
+
+func printVersion(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, versionString())
+	return exitOK
+}
 
 func versionString() string {
 	s := "signpost " + version
