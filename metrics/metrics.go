@@ -20,7 +20,24 @@ type Metrics struct {
 	failures   *prometheus.CounterVec
 	bodyTokens *prometheus.HistogramVec
 	uncounted  prometheus.Counter
+
+	recovery    *prometheus.HistogramVec
+	unrecovered *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	reloads     *prometheus.CounterVec
+	lastReload  prometheus.Gauge
+	limited     *prometheus.CounterVec
 }
+
+// Outcomes of a request, for signpost_request_duration_seconds.
+const (
+	OutcomeSuccess     = "success"     // a response below 400, streamed through
+	OutcomeRewritten   = "rewritten"   // an upstream error a rule matched
+	OutcomeRejected    = "rejected"    // answered by signpost before the upstream
+	OutcomeWrapped     = "wrapped"     // an upstream error no rule matched, wrapped
+	OutcomePassthrough = "passthrough" // an upstream error passed through
+	OutcomeFailed      = "failed"      // the upstream could not be reached or timed out
+)
 
 // New creates the collectors and registers them with reg.
 func New(reg prometheus.Registerer) *Metrics {
@@ -51,7 +68,34 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "signpost_error_body_tokens_uncounted_total",
 		Help: "Error bodies whose tokens were not counted because counting fell behind.",
 	})
-	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted)
+	m.recovery = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "signpost_recovery_attempts",
+		Help:    "Calls a caller made on a route, after a rejection, up to and including its next success, by route and the code of the first rejection.",
+		Buckets: []float64{1, 2, 3, 5, 7, 10},
+	}, []string{"route", "code"})
+	m.unrecovered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_unrecovered_total",
+		Help: "Rejections not followed by a success on the same route from the same caller within the recovery window, by route and code.",
+	}, []string{"route", "code"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "signpost_request_duration_seconds",
+		Help:    "Time from a request's arrival to its response headers, by route and outcome.",
+		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "outcome"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_rules_reloads_total",
+		Help: "Rule reloads, by result: success, or failure (the old rules stay).",
+	}, []string{"result"})
+	m.lastReload = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "signpost_rules_last_reload_success_timestamp_seconds",
+		Help: "When the rules in force were loaded, as a Unix time.",
+	})
+	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_requests_limited_total",
+		Help: "Requests signpost refused at a limit, by limit: request_body (413) or concurrency (503).",
+	}, []string{"limit"})
+	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted,
+		m.recovery, m.unrecovered, m.duration, m.reloads, m.lastReload, m.limited)
 	return m
 }
 
@@ -93,3 +137,31 @@ func (m *Metrics) BodyTokens(route string, tokens int) {
 
 // Uncounted counts an error body left uncounted.
 func (m *Metrics) Uncounted() { m.uncounted.Inc() }
+
+// Recovered observes how many calls a caller took to succeed on route after
+// a rejection with code.
+func (m *Metrics) Recovered(route, code string, attempts int) {
+	m.recovery.WithLabelValues(route, code).Observe(float64(attempts))
+}
+
+// Unrecovered counts a rejection with no success within the window.
+func (m *Metrics) Unrecovered(route, code string) { m.unrecovered.WithLabelValues(route, code).Inc() }
+
+// Duration observes one request's time to response headers.
+func (m *Metrics) Duration(route, outcome string, seconds float64) {
+	m.duration.WithLabelValues(route, outcome).Observe(seconds)
+}
+
+// Reloaded counts a reload of the rules; at is when a successful one took
+// effect, in Unix seconds.
+func (m *Metrics) Reloaded(ok bool, at float64) {
+	if !ok {
+		m.reloads.WithLabelValues("failure").Inc()
+		return
+	}
+	m.reloads.WithLabelValues("success").Inc()
+	m.lastReload.Set(at)
+}
+
+// Limited counts a request refused at a limit.
+func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }
