@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"container/list"
 	"log/slog"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -65,19 +63,6 @@ func newLearner(cfg rules.Learn, log *slog.Logger) *learner {
 		return nil
 	}
 	return &learner{cfg: cfg, log: log, callers: map[string]*list.Element{}, order: list.New(), pairs: map[Pair]int{}}
-}
-
-// callerID identifies a caller: the configured header, else the client
-// address.
-func (l *learner) callerID(h http.Header, remoteAddr string) string {
-	if v := h.Get(l.cfg.CallerHeader); v != "" && len(v) <= 128 {
-		return "h:" + v
-	}
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	return "a:" + host
 }
 
 // rejected notes the values of the enum fields at fault in e.

@@ -93,7 +93,7 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 }
 
 func TestCallerID(t *testing.T) {
-	l := newLearner(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil)
+	l := NewState(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil, nil)
 	for _, tc := range []struct {
 		header, remote, want string
 	}{
@@ -106,7 +106,7 @@ func TestCallerID(t *testing.T) {
 		if tc.header != "" {
 			h.Set("X-Session-Id", tc.header)
 		}
-		if got := l.callerID(h, tc.remote); got != tc.want {
+		if got := l.caller(h, tc.remote); got != tc.want {
 			t.Errorf("callerID(%q, %q) = %q; want %q", tc.header, tc.remote, got, tc.want)
 		}
 	}

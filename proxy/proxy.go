@@ -37,6 +37,9 @@ type Options struct {
 	// Log receives one line per rewrite and per upstream failure; nil is
 	// silent.
 	Log *slog.Logger
+	// State carries learned aliases and recoveries across reloads; nil
+	// gives the proxy a state of its own, closed by Close.
+	State *State
 }
 
 // DefaultUpstreamTimeout bounds the wait for upstream response headers.
@@ -51,10 +54,9 @@ type Proxy struct {
 	rp      *httputil.ReverseProxy
 	metrics *metrics.Metrics
 	log     *slog.Logger
-	// tokens counts the tokens of written error bodies; nil without metrics.
-	tokens *tokenCounter
-	// learner finds aliases in traffic; nil when learning is off.
-	learner *learner
+	// state outlives reloads; ownState is set when this proxy made it.
+	state    *State
+	ownState bool
 	// bodyTimeout bounds reading an upstream error body once its headers
 	// have arrived, so a stalled body cannot hold a request forever.
 	bodyTimeout time.Duration
@@ -82,10 +84,10 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	if p.bodyTimeout <= 0 {
 		p.bodyTimeout = DefaultUpstreamTimeout
 	}
-	if p.metrics != nil {
-		p.tokens = newTokenCounter(p.metrics)
+	p.state = opts.State
+	if p.state == nil {
+		p.state, p.ownState = NewState(cfg.Learn, p.metrics, p.log), true
 	}
-	p.learner = newLearner(cfg.Learn, p.log)
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -183,8 +185,8 @@ func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
 
 // Close stops the proxy's background work once requests have drained.
 func (p *Proxy) Close() {
-	if p.tokens != nil {
-		p.tokens.close()
+	if p.ownState {
+		p.state.Close()
 	}
 }
 
@@ -210,8 +212,8 @@ func (p *Proxy) render(ex *exchange, e *rewrite.Error) ([]byte, string) {
 	if format == rules.FormatProblem {
 		body, ctype = e.ProblemJSON(), rewrite.ProblemContentType
 	}
-	if p.tokens != nil {
-		p.tokens.observe(p.metrics, name, body)
+	if t := p.state.tokens; t != nil {
+		t.observe(p.metrics, name, body)
 	}
 	return body, ctype
 }

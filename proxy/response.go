@@ -34,8 +34,8 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	res.Header.Set(RequestIDHeader, ex.id)
 	status := res.StatusCode
 	if status < 400 {
-		if status < 300 && p.learner != nil && ex.route != nil {
-			p.learner.succeeded(p.learner.callerID(ex.req.Header, ex.remote), ex.route, &ex.req)
+		if status < 300 && ex.route != nil {
+			p.succeeded(ex)
 		}
 		return nil
 	}
@@ -153,9 +153,7 @@ const maxLoggedBody = 2048
 // must not see. status and upstream are zero when signpost answered before
 // calling the upstream; rule is the matching rule's index, or -1.
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []byte, rule int) {
-	if p.learner != nil {
-		p.learner.rejected(p.learner.callerID(ex.req.Header, ex.remote), ex.route, &ex.req, e)
-	}
+	p.tracked(ex, e)
 	if p.metrics != nil {
 		if len(e.Errors) == 0 {
 			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)
@@ -191,6 +189,7 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 
 // unmatched counts and logs an upstream error no rule explained.
 func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what string) {
+	p.calledOn(ex)
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
 	}
@@ -337,6 +336,7 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
+	p.calledOn(ex)
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", err.Error())
 	p.answer(w, ex, e)
 }

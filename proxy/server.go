@@ -69,7 +69,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	adm := &http.Server{Handler: AdminHandler(reg, p), ReadHeaderTimeout: 10 * time.Second}
+	adm := &http.Server{Handler: AdminHandler(Admin{Gatherer: reg, Current: func() *Proxy { return p }}), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/signpost-proxy/signpost/suggest"
 )
@@ -81,6 +82,9 @@ const (
 	DefaultCallerHeader = "X-Session-Id"
 	DefaultCallers      = 10000
 	DefaultMinCount     = 3
+	// DefaultRecoveryWindow is how long after a rejection a success still
+	// counts as a recovery.
+	DefaultRecoveryWindow = 10 * time.Minute
 )
 
 // Learn configures how signpost learns aliases from traffic: a value a
@@ -95,6 +99,9 @@ type Learn struct {
 	Callers int
 	// MinCount is how often a pair must be seen before it is proposed.
 	MinCount int
+	// RecoveryWindow is how long after a rejection a success on the same
+	// route still counts as the caller's recovery. Zero means 10 minutes.
+	RecoveryWindow time.Duration
 }
 
 // Limits bound what signpost buffers and echoes.

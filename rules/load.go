@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/mux"
@@ -191,7 +192,7 @@ func (l *loader) parse(data []byte) *Config {
 		return nil
 	}
 	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap,
-		Learn:  Learn{CallerHeader: DefaultCallerHeader, Callers: DefaultCallers, MinCount: DefaultMinCount},
+		Learn:  Learn{CallerHeader: DefaultCallerHeader, Callers: DefaultCallers, MinCount: DefaultMinCount, RecoveryWindow: DefaultRecoveryWindow},
 		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors, ListTokens: DefaultListTokens}}
 	l.cfg = cfg
 	if l.deref(root).Kind != yaml.MappingNode {
@@ -283,7 +284,7 @@ const exampleFile = `  routes:
 
 var (
 	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
-	learnKeys = []string{"caller_header", "callers", "min_count"}
+	learnKeys = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
 	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors"}
 	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length",
@@ -689,6 +690,15 @@ func (l *loader) learn(n *yaml.Node, path string, learn *Learn) {
 		case "min_count":
 			if v, ok := l.integer(kv.val, p, 1, 1_000_000, "3"); ok {
 				learn.MinCount = int(v)
+			}
+		case "recovery_window":
+			if s, ok := l.scalar(kv.val, p, "10m"); ok {
+				d, err := time.ParseDuration(s)
+				if err != nil || d < time.Second || d > 24*time.Hour {
+					l.errorf(l.deref(kv.val), p, "%q is not a window from 1s to 24h; write a duration, e.g. 10m or 90s", s)
+				} else {
+					learn.RecoveryWindow = d
+				}
 			}
 		}
 	}

@@ -1,0 +1,94 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+func TestRecovery(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	r := newRecovery(rules.Learn{Callers: 3, RecoveryWindow: time.Minute}, m)
+	defer r.close()
+	now := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
+	r.mu.Lock()
+	r.now = func() time.Time { return now }
+	r.mu.Unlock()
+	f := &fixture{reg: reg}
+
+	// Callers that recover after 1, 3 and 5 calls: rejections, wrapped
+	// errors and the success all count as calls after the first rejection.
+	r.rejected("one", "update_ticket", "invalid_status")
+	r.succeeded("one", "update_ticket")
+
+	r.rejected("three", "update_ticket", "invalid_status")
+	r.rejected("three", "update_ticket", "invalid_status")
+	r.called("three", "update_ticket")
+	r.succeeded("three", "update_ticket")
+
+	r.rejected("five", "update_ticket", "invalid_status")
+	for range 4 {
+		r.rejected("five", "update_ticket", "ticket_unassigned")
+	}
+	r.succeeded("five", "update_ticket")
+
+	// A success on another route, or by another caller, ends nothing.
+	r.rejected("never", "update_ticket", "invalid_status")
+	r.succeeded("never", "get_ticket")
+	r.succeeded("someone else", "update_ticket")
+
+	n, sum := f.histogram(t, "signpost_recovery_attempts", "route", "update_ticket", "code", "invalid_status")
+	if n != 3 || sum != 1+3+5 {
+		t.Errorf("recovery attempts: %d samples summing %v; want 3 summing 9", n, sum)
+	}
+	if c := f.counter(t, "signpost_unrecovered_total"); c != 0 {
+		t.Errorf("unrecovered before the window lapses: %v", c)
+	}
+
+	// The window lapses: the caller that never recovered is counted, once.
+	now = now.Add(2 * time.Minute)
+	r.expire()
+	r.expire()
+	if c := f.counter(t, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 1 {
+		t.Errorf("unrecovered = %v; want 1", c)
+	}
+	if r.pending.Load() != 0 || len(r.callers) != 0 {
+		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), len(r.callers))
+	}
+
+	// A success after the window is no recovery.
+	r.rejected("late", "update_ticket", "invalid_status")
+	now = now.Add(2 * time.Minute)
+	r.succeeded("late", "update_ticket")
+	if c := f.counter(t, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 2 {
+		t.Errorf("unrecovered after a late success = %v; want 2", c)
+	}
+
+	// Beyond the bound the least recent caller is forgotten and its
+	// recovery counted as lost.
+	for _, c := range []string{"a", "b", "c", "d"} {
+		r.rejected(c, "get_ticket", "unknown_ticket")
+	}
+	if c := f.counter(t, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || len(r.callers) != 3 {
+		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, len(r.callers))
+	}
+}
+
+func TestRecoverySweeps(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: 40 * time.Millisecond}, metrics.New(reg))
+	defer r.close()
+	r.rejected("x", "update_ticket", "invalid_status")
+	f := &fixture{reg: reg}
+	deadline := time.Now().Add(5 * time.Second)
+	for f.counter(t, "signpost_unrecovered_total") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the sweeper never counted a lapsed recovery")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
