@@ -79,7 +79,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	}, []string{"route", "code"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "signpost_request_duration_seconds",
-		Help:    "Time from a request's arrival to its response headers, by route and outcome.",
+		Help:    "Time from a request's arrival until signpost finished answering it, streamed bodies included, by route and outcome.",
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
 	}, []string{"route", "outcome"})
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{

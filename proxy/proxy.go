@@ -9,11 +9,13 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -40,6 +42,11 @@ type Options struct {
 	// State carries learned aliases and recoveries across reloads; nil
 	// gives the proxy a state of its own, closed by Close.
 	State *State
+	// MaxConcurrent bounds the requests served at once; past it, signpost
+	// answers 503 with retry advice. Zero means no bound.
+	MaxConcurrent int
+	// AccessLog logs one line per request.
+	AccessLog bool
 }
 
 // DefaultUpstreamTimeout bounds the wait for upstream response headers.
@@ -57,6 +64,9 @@ type Proxy struct {
 	// state outlives reloads; ownState is set when this proxy made it.
 	state    *State
 	ownState bool
+	// busy holds a token per request in flight, when concurrency is bounded.
+	busy      chan struct{}
+	accessLog bool
 	// bodyTimeout bounds reading an upstream error body once its headers
 	// have arrived, so a stalled body cannot hold a request forever.
 	bodyTimeout time.Duration
@@ -84,6 +94,10 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	if p.bodyTimeout <= 0 {
 		p.bodyTimeout = DefaultUpstreamTimeout
 	}
+	if opts.MaxConcurrent > 0 {
+		p.busy = make(chan struct{}, opts.MaxConcurrent)
+	}
+	p.accessLog = opts.AccessLog
 	p.state = opts.State
 	if p.state == nil {
 		p.state, p.ownState = NewState(cfg.Learn, p.metrics, p.log), true
@@ -134,10 +148,12 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 
 // exchange is what the proxy keeps of one request for its response.
 type exchange struct {
-	id     string       // the request id, forwarded and returned
-	route  *rules.Route // nil when no route declares the request
-	req    rewrite.Request
-	remote string // the client address
+	id      string       // the request id, forwarded and returned
+	route   *rules.Route // nil when no route declares the request
+	req     rewrite.Request
+	remote  string // the client address
+	outcome string // for metrics: one of the metrics.Outcome constants
+	status  int    // the status answered, for the access log
 }
 
 type exchangeKey struct{}
@@ -146,24 +162,42 @@ type exchangeKey struct{}
 // body fields, validates it first on routes in "before" mode, and forwards
 // it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr}
+	start := time.Now()
+	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr, outcome: metrics.OutcomeSuccess}
 	r.Header.Set(RequestIDHeader, ex.id)
+	defer p.finish(ex, r, start)
+	if p.busy != nil {
+		select {
+		case p.busy <- struct{}{}:
+			defer func() { <-p.busy }()
+		default:
+			p.limited(w, ex, "concurrency", rewrite.Overloaded(cap(p.busy)))
+			return
+		}
+	}
 	if route, vars := p.RouteFor(r); route != nil {
 		ex.route = route
 		ex.req.Vars = vars
 		ex.req.RawQuery = r.URL.RawQuery
 		ex.req.Header = r.Header
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
-			body, err := bufferRequest(r, p.cfg.Limits.RequestBody)
-			if err != nil {
+			limit := p.cfg.Limits.RequestBody
+			body, err := bufferRequest(r, limit)
+			switch {
+			case errors.Is(err, errTooLarge):
+				p.limited(w, ex, "request_body", rewrite.TooLarge(limit))
+				return
+			case err != nil:
+				ex.outcome = metrics.OutcomeRejected
 				p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
 					"the request body could not be read to its end; send the whole body again", true))
 				return
 			}
-			ex.req.Body, ex.req.BodyUnread = body, body == nil
+			ex.req.Body = body
 		}
 		if route.Validate == rules.ValidateBefore {
 			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
+				ex.outcome = metrics.OutcomeRejected
 				p.rejected(ex, e, 0, nil, -1)
 				p.answer(w, ex, e)
 				return
@@ -171,6 +205,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+}
+
+// limited answers a request refused at one of signpost's own limits.
+func (p *Proxy) limited(w http.ResponseWriter, ex *exchange, limit string, e *rewrite.Error) {
+	ex.outcome = metrics.OutcomeRejected
+	if p.metrics != nil {
+		p.metrics.Limited(limit)
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	p.answer(w, ex, e)
+}
+
+// finish records what became of a request: its duration by route and
+// outcome, and the access log line when asked for.
+func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
+	elapsed := time.Since(start)
+	name := metrics.Unrouted
+	if ex.route != nil {
+		name = ex.route.Name
+	}
+	if p.metrics != nil {
+		p.metrics.Duration(name, ex.outcome, elapsed.Seconds())
+	}
+	if p.accessLog {
+		p.log.Info("request", "request_id", ex.id, "method", r.Method, "path", r.URL.Path, "route", name,
+			"status", ex.status, "outcome", ex.outcome, "duration_ms", float64(elapsed.Microseconds())/1000)
+	}
 }
 
 // RouteFor returns the declared route a request goes to, with its path
@@ -197,6 +260,7 @@ func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 	h.Set("Content-Type", ctype)
 	h.Set("Content-Length", itoa(len(body)))
 	h.Set(RequestIDHeader, ex.id)
+	ex.status = e.Status
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -288,18 +290,128 @@ func TestWrap(t *testing.T) {
 }
 
 func TestRequestBodyForwardedIntact(t *testing.T) {
-	for _, body := range []string{`{"status":"OPEN"}`, `{"status":"OPEN","pad":"` + strings.Repeat("y", 2048) + `"}`} {
-		rt := &roundTrip{status: 400, body: []byte(`{"error":"Invalid status"}`)}
+	body := `{"status":"OPEN","pad":"` + strings.Repeat("y", 900) + `"}`
+	rt := &roundTrip{status: 400, body: []byte(`{"error":"Invalid status"}`)}
+	f := newProxy(t, rt)
+	w := f.do("PATCH", "/tickets/T-1", body)
+	if string(rt.got) != body {
+		t.Errorf("upstream got %d bytes; want the %d sent", len(rt.got), len(body))
+	}
+	if !strings.Contains(w.Body.String(), `"received":"OPEN"`) {
+		t.Errorf("received not echoed: %s", w.Body)
+	}
+}
+
+// TestRequestBodyOverTheBound checks the 413 for a body past the bound
+// signpost reads to check fields (1 KiB in testdata), whether its length
+// is declared or found by reading, and that the upstream never sees it.
+func TestRequestBodyOverTheBound(t *testing.T) {
+	const want = `{"error":"request_body_too_large","message":"the request body is over 1 KiB, the most signpost reads to check its fields; send a smaller body","retryable":false}`
+	body := `{"status":"OPEN","pad":"` + strings.Repeat("y", 2048) + `"}`
+	for _, chunked := range []bool{false, true} {
+		rt := &roundTrip{status: 200, body: []byte(`{}`)}
 		f := newProxy(t, rt)
-		w := f.do("PATCH", "/tickets/T-1", body)
-		if string(rt.got) != body {
-			t.Errorf("upstream got %d bytes; want the %d sent", len(rt.got), len(body))
+		req := httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(body))
+		if chunked {
+			req.ContentLength = -1
 		}
-		// Over the 1 KiB bound the body is forwarded unread: no "received".
-		wantReceived := len(body) <= 1024
-		if got := strings.Contains(w.Body.String(), `"received":"OPEN"`); got != wantReceived {
-			t.Errorf("body %d bytes: received echoed = %v; want %v (%s)", len(body), got, wantReceived, w.Body)
+		w := httptest.NewRecorder()
+		f.p.ServeHTTP(w, req)
+		if w.Code != 413 || w.Body.String() != want {
+			t.Errorf("chunked=%v: got %d %s; want 413 %s", chunked, w.Code, w.Body, want)
 		}
+		if rt.got != nil {
+			t.Errorf("chunked=%v: the upstream got %d bytes", chunked, len(rt.got))
+		}
+		if c := f.counter(t, "signpost_requests_limited_total", "limit", "request_body"); c != 1 {
+			t.Errorf("limited counter = %v; want 1", c)
+		}
+	}
+}
+
+// held answers only once released, to keep requests in flight.
+type held struct {
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (h *held) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.arrived <- struct{}{}
+	<-h.release
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}")), ContentLength: 2, Request: r}, nil
+}
+
+func TestConcurrencyBound(t *testing.T) {
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	h := &held{arrived: make(chan struct{}, 2), release: make(chan struct{})}
+	p, err := New(cfg, Options{Transport: h, Metrics: metrics.New(reg), MaxConcurrent: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	f := &fixture{p: p, reg: reg}
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			w := httptest.NewRecorder()
+			p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil))
+			done <- w.Code
+		}()
+	}
+	<-h.arrived
+	<-h.arrived
+	w := f.do("GET", "/tickets/T-2", "")
+	want := `{"error":"overloaded","message":"signpost is serving its limit of 2 requests at once; repeat the call in a second","retryable":true,"retry_after_seconds":1}`
+	if w.Code != 503 || w.Body.String() != want || w.Result().Header.Get("Retry-After") != "1" {
+		t.Errorf("third request: %d %s (Retry-After %q); want 503 %s", w.Code, w.Body, w.Result().Header.Get("Retry-After"), want)
+	}
+	close(h.release)
+	for range 2 {
+		if code := <-done; code != 200 {
+			t.Errorf("a request within the bound got %d", code)
+		}
+	}
+	if c := f.counter(t, "signpost_requests_limited_total", "limit", "concurrency"); c != 1 {
+		t.Errorf("limited counter = %v; want 1", c)
+	}
+	// Tokens are returned: the next request is served.
+	h.release = make(chan struct{})
+	close(h.release)
+	go func() { <-h.arrived }()
+	if w := f.do("GET", "/tickets/T-3", ""); w.Code != 200 {
+		t.Errorf("after the burst: %d", w.Code)
+	}
+}
+
+// TestDurationByOutcome checks the request-duration histogram's labels.
+func TestDurationByOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rt      http.RoundTripper
+		method  string
+		target  string
+		route   string
+		outcome string
+	}{
+		{"success", &roundTrip{status: 200, body: []byte(`{}`)}, "PATCH", "/tickets/T-1", "update_ticket", metrics.OutcomeSuccess},
+		{"rewritten", &roundTrip{status: 400, body: []byte(`{"error":"Invalid status"}`)}, "PATCH", "/tickets/T-1", "update_ticket", metrics.OutcomeRewritten},
+		{"wrapped", &roundTrip{status: 400, body: []byte(`{"error":"Other"}`)}, "PATCH", "/tickets/T-1", "update_ticket", metrics.OutcomeWrapped},
+		{"failed", &roundTrip{err: errors.New("connection refused")}, "GET", "/elsewhere", "(unrouted)", metrics.OutcomeFailed},
+	} {
+		f := newProxy(t, tc.rt)
+		f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+		if n, _ := f.histogram(t, "signpost_request_duration_seconds", "route", tc.route, "outcome", tc.outcome); n != 1 {
+			t.Errorf("%s: %d observations for route=%s outcome=%s; want 1", tc.name, n, tc.route, tc.outcome)
+		}
+	}
+	f := newProxyWith(t, &roundTrip{status: 404, body: []byte(`nope`)}, rules.Passthrough)
+	f.do("GET", "/tickets/T-1", "")
+	if n, _ := f.histogram(t, "signpost_request_duration_seconds", "route", "get_ticket", "outcome", metrics.OutcomePassthrough); n != 1 {
+		t.Errorf("passthrough: %d observations; want 1", n)
 	}
 }
 
@@ -365,5 +477,35 @@ func TestStalledErrorBodyIsBounded(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a stalled error body held the request past the upstream timeout")
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	p, err := New(cfg, Options{Transport: &roundTrip{status: 200, body: []byte(`{}`)}, AccessLog: true,
+		Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	req := httptest.NewRequest("GET", "/tickets/T-1?x=1", nil)
+	req.Header.Set(RequestIDHeader, "trace-7")
+	p.ServeHTTP(httptest.NewRecorder(), req)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("access log %q: %v", buf.String(), err)
+	}
+	for k, want := range map[string]any{"msg": "request", "request_id": "trace-7", "method": "GET", "path": "/tickets/T-1",
+		"route": "get_ticket", "status": float64(200), "outcome": "success"} {
+		if line[k] != want {
+			t.Errorf("%s = %v; want %v", k, line[k], want)
+		}
+	}
+	if _, ok := line["duration_ms"].(float64); !ok {
+		t.Errorf("no duration_ms in %v", line)
 	}
 }

@@ -33,12 +33,14 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	// caller knows and signpost logs.
 	res.Header.Set(RequestIDHeader, ex.id)
 	status := res.StatusCode
+	ex.status = status
 	if status < 400 {
 		if status < 300 && ex.route != nil {
 			p.succeeded(ex)
 		}
 		return nil
 	}
+	ex.outcome = metrics.OutcomePassthrough
 	route, name, policy := ex.route, metrics.Unrouted, p.cfg.Unmatched
 	if route != nil {
 		name, policy = route.Name, route.Unmatched
@@ -100,6 +102,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if concerned {
 		if rule := route.MatchError(status, up.Body); rule != nil {
 			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
+			ex.outcome = metrics.OutcomeRewritten
 			p.replace(res, ex, e)
 			p.rejected(ex, e, status, body, rule.Index)
 			return nil
@@ -141,6 +144,9 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, up *re
 
 // replace swaps the upstream's body for e, rendered in the route's format.
 func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error) {
+	if ex.outcome != metrics.OutcomeRewritten {
+		ex.outcome = metrics.OutcomeWrapped
+	}
 	body, ctype := p.render(ex, e)
 	replaceBody(res, body, ctype)
 }
@@ -294,16 +300,18 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // bufferRequest reads a request body up to limit so that its fields can be
-// echoed, and gives the proxy an identical body to forward. A body over the
-// limit is forwarded unread and yields nil.
+// checked and echoed, and gives the proxy an identical body to forward. A
+// body over the limit yields errTooLarge, unread past the limit.
 func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errTooLarge
+	}
 	head, err := readHead(r.Body, limit)
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(head)) > limit {
-		r.Body = putBack(head, r.Body, nil)
-		return nil, nil
+		return nil, errTooLarge
 	}
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(head))
@@ -337,6 +345,7 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
 	p.calledOn(ex)
+	ex.outcome = metrics.OutcomeFailed
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", err.Error())
 	p.answer(w, ex, e)
 }

@@ -21,9 +21,6 @@ type Request struct {
 	// Body is the buffered request body, or nil when the route declares no
 	// body fields or the body was over the buffering bound.
 	Body []byte
-	// BodyUnread is set when the body was over the buffering bound and
-	// was forwarded without being read: its fields are unknown, not absent.
-	BodyUnread bool
 
 	bodyChecked, bodyJSON bool
 }

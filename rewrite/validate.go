@@ -13,13 +13,9 @@ const DefaultMaxErrors = 10
 // Validate checks every declared field of route in req independently and
 // returns one entry per field whose value breaks its constraint, in declared
 // order. It judges only the arguments' shape, never whether a record exists.
-// Body fields are skipped when the body was too large to read.
 func Validate(route *rules.Route, req *Request, maxReceived int) []Entry {
 	var out []Entry
 	for _, f := range route.Fields {
-		if f.In == rules.InBody && req.BodyUnread {
-			continue
-		}
 		v := req.Value(f)
 		if f.Check(v) {
 			continue
@@ -82,7 +78,7 @@ const CodeInvalidJSON = "invalid_json_body"
 // declared field conforms, else the body to answer with, status 400,
 // without calling the upstream.
 func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
-	if len(req.Body) > 0 && !req.BodyUnread && route.HasBodyFields() && !rules.IsJSON(req.Body) {
+	if len(req.Body) > 0 && route.HasBodyFields() && !rules.IsJSON(req.Body) {
 		var names []string
 		for _, f := range route.Fields {
 			if f.In == rules.InBody {

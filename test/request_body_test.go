@@ -27,9 +27,10 @@ func statusBody(n int) []byte {
 }
 
 // TestRequestBodyForwarded checks that the body of a request on a route
-// with body fields reaches the upstream byte-identical, whether signpost
-// buffered it for the echo or, being over limits.request_body, streamed it
-// on unread, in which case the rewrite carries no "received".
+// with body fields reaches the upstream byte-identical once signpost has
+// buffered it to check and echo its fields, and that a body over
+// limits.request_body gets a 413 naming the limit and never reaches the
+// upstream.
 func TestRequestBodyForwarded(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -53,6 +54,9 @@ func TestRequestBodyForwarded(t *testing.T) {
 
 	const withReceived = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
 	const withoutReceived = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","retryable":false}`
+	tooLarge := func(limit string) string {
+		return `{"error":"request_body_too_large","message":"the request body is over ` + limit + `, the most signpost reads to check its fields; send a smaller body","retryable":false}`
+	}
 	tests := []struct {
 		name, config string
 		body         []byte
@@ -65,12 +69,12 @@ func TestRequestBodyForwarded(t *testing.T) {
 		{"small, chunked", ticketsConfig, []byte(`{"status":"OPEN"}`), true, withReceived},
 		{"not JSON", ticketsConfig, []byte("status=OPEN&x=%00"), false, withoutReceived},
 		{"binary", ticketsConfig, []byte("\x00\xff\xfe{\"status\":\"OPEN\"}"), false, withoutReceived},
-		{"over the 1 MiB default", ticketsConfig, statusBody(1<<20 + 1), false, withoutReceived},
+		{"over the 1 MiB default", ticketsConfig, statusBody(1<<20 + 1), false, tooLarge("1 MiB")},
 		{"at the 1 KiB bound", "testdata/small_limits.yaml", statusBody(1 << 10), false, withReceived},
 		{"at the 1 KiB bound, chunked", "testdata/small_limits.yaml", statusBody(1 << 10), true, withReceived},
-		{"one byte over the 1 KiB bound", "testdata/small_limits.yaml", statusBody(1<<10 + 1), false, withoutReceived},
-		{"5 KiB over the 1 KiB bound", "testdata/small_limits.yaml", statusBody(5 << 10), false, withoutReceived},
-		{"5 KiB over the 1 KiB bound, chunked", "testdata/small_limits.yaml", statusBody(5 << 10), true, withoutReceived},
+		{"one byte over the 1 KiB bound", "testdata/small_limits.yaml", statusBody(1<<10 + 1), false, tooLarge("1 KiB")},
+		{"5 KiB over the 1 KiB bound", "testdata/small_limits.yaml", statusBody(5 << 10), false, tooLarge("1 KiB")},
+		{"5 KiB over the 1 KiB bound, chunked", "testdata/small_limits.yaml", statusBody(5 << 10), true, tooLarge("1 KiB")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,11 +87,17 @@ func TestRequestBodyForwarded(t *testing.T) {
 			req.Header.Set("X-Case", tt.name)
 			req.Header.Set("X-Agent-Session", "s-1; tool=update_ticket")
 			res := do(t, req)
-			wantJSONError(t, res, http.StatusBadRequest, tt.want)
-
 			mu.Lock()
 			rec, ok := got[tt.name]
 			mu.Unlock()
+			if strings.Contains(tt.want, "request_body_too_large") {
+				wantJSONError(t, res, http.StatusRequestEntityTooLarge, tt.want)
+				if ok {
+					t.Error("the upstream saw a body over the bound")
+				}
+				return
+			}
+			wantJSONError(t, res, http.StatusBadRequest, tt.want)
 			if !ok {
 				t.Fatal("the upstream never saw the request")
 			}
