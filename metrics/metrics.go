@@ -163,5 +163,9 @@ func (m *Metrics) Reloaded(ok bool, at float64) {
 	m.lastReload.Set(at)
 }
 
+// Loaded records when the rules in force were loaded, without counting a
+// reload: for the load at start.
+func (m *Metrics) Loaded(at float64) { m.lastReload.Set(at) }
+
 // Limited counts a request refused at a limit.
 func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }

@@ -11,8 +11,10 @@ import (
 )
 
 // Admin is what the admin endpoints read and do. Its functions may be nil
-// where a feature is off.
+// where a feature is off; the endpoints then say so rather than fail.
 type Admin struct {
+	// Gatherer is what /metrics exposes and the page summarizes; nil
+	// gathers nothing.
 	Gatherer prometheus.Gatherer
 	// Current returns the proxy serving now; it changes on reload.
 	Current func() *Proxy
@@ -42,18 +44,25 @@ type Check struct {
 	Err  error
 }
 
-// AdminHandler serves the operator's endpoints: /metrics for Prometheus,
-// /livez for liveness probes, and /aliases, the aliases learned from
-// traffic. It belongs on its own listener, never on the agent-facing one.
+// AdminHandler serves the operator's endpoints. It belongs on its own
+// listener, never on the agent-facing one.
+//
+//	GET /          the stats page: per route, rejections, unmatched errors,
+//	               recoveries; learned aliases; readiness and the last reload
+//	GET /metrics   Prometheus text format
+//	GET /livez     liveness: "ok" while the process serves
+//	GET /readyz    readiness: 200 "ok" when every check passes, else 503;
+//	               ?verbose lists the checks, ?exclude=name skips one
+//	GET /rules     the rules in force, with their positions, as JSON
+//	GET /aliases   the aliases learned from traffic, as JSON
 func AdminHandler(a Admin) http.Handler {
+	if a.Gatherer == nil {
+		a.Gatherer = prometheus.Gatherers(nil)
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", a.page)
 	mux.HandleFunc("GET /aliases", func(w http.ResponseWriter, _ *http.Request) {
-		list := []Proposal{}
-		if a.Current != nil {
-			if p := a.Current(); p != nil && p.state.learner != nil {
-				list = p.state.learner.proposals(p.cfg)
-			}
-		}
+		list, _ := a.aliases()
 		type alias struct {
 			Route string `json:"route"`
 			Field string `json:"field"`
@@ -73,7 +82,27 @@ func AdminHandler(a Admin) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("GET /rules", a.rules)
 	return mux
+}
+
+// current is the proxy serving now, or nil.
+func (a Admin) current() *Proxy {
+	if a.Current == nil {
+		return nil
+	}
+	return a.Current()
+}
+
+// aliases are the aliases the current proxy proposes, and whether it
+// learns any at all.
+func (a Admin) aliases() (list []Proposal, learning bool) {
+	p := a.current()
+	if p == nil || p.state == nil || p.state.learner == nil {
+		return []Proposal{}, false
+	}
+	return p.state.learner.proposals(p.cfg), true
 }
 
 // Config returns the rules the proxy serves.

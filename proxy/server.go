@@ -2,11 +2,15 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,10 +19,20 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
+// Defaults of the agent-facing server's limits.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 1 << 20
+	DefaultDialTimeout       = 5 * time.Second
+	DefaultDrainTimeout      = 10 * time.Second
+)
+
 // ServeOptions configure Serve.
 type ServeOptions struct {
 	Options
-	// Listen and Admin override the rule file's addresses.
+	// Listen and Admin override the rule file's addresses, at start and
+	// across reloads.
 	Listen, Admin string
 	// Ready, if set, is called with the bound addresses once both listeners
 	// accept connections (useful with port 0).
@@ -26,11 +40,39 @@ type ServeOptions struct {
 	// DrainTimeout bounds how long shutdown waits for requests in flight.
 	// Zero means 10 seconds.
 	DrainTimeout time.Duration
+
+	// Load reads the rules again for a reload. Nil turns reloading off:
+	// no watching, signals ignored, no POST /-/reload.
+	Load func() (*rules.Config, error)
+	// Reload receives the signals that reload the rules, e.g. SIGHUP from
+	// signal.Notify; nil receives none.
+	Reload <-chan os.Signal
+	// Watch reloads the rules when the rule file or a catalog it names
+	// changes, once a burst of changes has been quiet for Debounce (zero
+	// means 100 ms).
+	Watch    bool
+	Debounce time.Duration
+
+	// ReadHeaderTimeout bounds reading a request's headers; zero means 10
+	// seconds. ReadTimeout and WriteTimeout bound reading a whole request
+	// and writing a whole response; zero means none, since request and
+	// response bodies stream for as long as the upstream takes. IdleTimeout
+	// bounds a keep-alive connection's wait for its next request; zero
+	// means 120 seconds. MaxHeaderBytes caps a request's headers; zero
+	// means 1 MiB.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes                                            int
+	// DialTimeout bounds connecting to the upstream; zero means 5 seconds.
+	// It is ignored when Transport is set.
+	DialTimeout time.Duration
 }
 
 // Serve runs the agent-facing proxy and the admin listener until ctx is
-// done, then drains requests in flight and returns.
-func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
+// done, then stops accepting connections, drains requests in flight and
+// returns. Each request is served by the rules in force when it arrived,
+// however many reloads happen while it is in flight; what the proxy learns
+// from traffic outlives reloads.
+func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -41,11 +83,34 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(reg)
 	}
-	p, err := New(cfg, opts.Options)
+	if opts.State == nil {
+		// One state for every proxy the reloads build, closed here.
+		state := NewState(cfg.Learn, opts.Metrics, log)
+		opts.State = state
+		// A request still running after a timed-out drain may use it
+		// after Close; the state drops what it is given then.
+		defer state.Close()
+	}
+	if opts.Transport == nil {
+		t := NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
+		defer t.CloseIdleConnections()
+		opts.Transport = t
+	}
+	build := func(c *rules.Config) (*Proxy, error) { return New(c, opts.Options) }
+	p, err := build(cfg)
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	load := opts.Load
+	if load == nil {
+		load = func() (*rules.Config, error) {
+			return nil, errors.New("the rules were not loaded from a file, so they cannot be reloaded")
+		}
+	}
+	rl := newReloader(p, load, build, opts.Metrics, log, time.Now)
+	rl.listenFixed, rl.adminFixed = opts.Listen != "", opts.Admin != ""
+	opts.Metrics.Loaded(float64(rl.Status().Since.UnixNano()) / 1e9)
+
 	listen, admin := cfg.Listen, cfg.Admin
 	if opts.Listen != "" {
 		listen = opts.Listen
@@ -62,19 +127,62 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
 		ln.Close()
 		return fmt.Errorf("cannot listen for the admin endpoints on %s: %w", admin, err)
 	}
+	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
-		Handler:           p,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// Each request is served whole by the proxy in force on arrival.
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.Proxy().ServeHTTP(w, r) }),
+		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       opts.ReadTimeout,
+		WriteTimeout:      opts.WriteTimeout,
+		IdleTimeout:       orDefault(opts.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    orDefault(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		ErrorLog:          errorLog,
 	}
-	adm := &http.Server{Handler: AdminHandler(Admin{Gatherer: reg, Current: func() *Proxy { return p }}), ReadHeaderTimeout: 10 * time.Second}
+	probe := &upstreamProbe{timeout: time.Second, ttl: 5 * time.Second}
+	a := Admin{
+		Gatherer: reg,
+		Current:  rl.Proxy,
+		Reloads:  rl.Status,
+		Ready: func() []Check {
+			return []Check{{"rules", nil}, {"upstream", probe.check(rl.Proxy().target)}}
+		},
+	}
+	var adminHandler http.Handler
+	if opts.Load != nil {
+		a.Reload = func() error { return rl.Reload(TriggerAdmin) }
+		adminHandler = withReload(AdminHandler(a), a.Reload, rl.Status)
+	} else {
+		adminHandler = AdminHandler(a)
+	}
+	adm := &http.Server{
+		Handler:           adminHandler,
+		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       orDefault(opts.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    orDefault(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		ErrorLog:          errorLog,
+	}
+
+	// The reload loop stops before the listeners do, so that no reload
+	// races the drain.
+	lctx, stopLoop := context.WithCancel(ctx)
+	loopDone := make(chan struct{})
+	if opts.Load != nil {
+		go func() {
+			defer close(loopDone)
+			rl.run(lctx, opts.Reload, opts.Watch, opts.Debounce)
+		}()
+	} else {
+		close(loopDone)
+	}
+	stopReloads := func() { stopLoop(); <-loopDone }
+	defer stopReloads()
+
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
-		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File)
+		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File,
+		"reload", opts.Load != nil, "watch", opts.Load != nil && opts.Watch)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr(), aln.Addr())
 	}
@@ -83,15 +191,108 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
 	case err = <-errc:
 		log.Error("listener failed", "error", err.Error())
 	}
-	drain := opts.DrainTimeout
-	if drain <= 0 {
-		drain = 10 * time.Second
-	}
+	stopReloads()
+	drain := orDefault(opts.DrainTimeout, DefaultDrainTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	serr := errors.Join(srv.Shutdown(sctx), adm.Shutdown(sctx))
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	// Shutdown closes the agents' listener, then waits for requests in
+	// flight; the admin endpoints stay up meanwhile.
+	if serr := errors.Join(srv.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
+		log.Error("requests still in flight after the drain timeout were cut off", "drain_timeout", drain.String(), "error", serr.Error())
+		_ = srv.Close()
+		_ = adm.Close()
+		if err == nil || errors.Is(err, http.ErrServerClosed) {
+			err = fmt.Errorf("requests still in flight after the drain timeout (%v) were cut off", drain)
+		}
 	}
-	return serr
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// withReload serves POST /-/reload in front of the admin handler h: it
+// reloads the rules and answers 200 with the time they were loaded, or 422
+// with every problem, as check prints them, while the old rules stay.
+func withReload(h http.Handler, reload func() error, status func() ReloadStatus) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
+		err := reload()
+		st := status()
+		out := struct {
+			Result   string   `json:"result"`
+			Since    string   `json:"serving_since"`
+			Problems []string `json:"problems,omitempty"`
+		}{Result: "success", Since: st.Since.UTC().Format(time.RFC3339)}
+		code := http.StatusOK
+		if err != nil {
+			out.Result, code = "failure", http.StatusUnprocessableEntity
+			var ps rules.Problems
+			if !errors.As(err, &ps) {
+				ps = rules.Problems{{Message: err.Error()}}
+			}
+			for _, p := range ps {
+				out.Problems = append(out.Problems, p.String())
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST /-/reload reloads the rules", http.StatusMethodNotAllowed)
+	})
+	mux.Handle("/", h)
+	return mux
+}
+
+// NewTransportWith is NewTransport with a bound on connecting to the
+// upstream: dial, zero meaning 5 seconds.
+func NewTransportWith(dial, headerTimeout time.Duration) *http.Transport {
+	t := NewTransport(headerTimeout)
+	t.DialContext = (&net.Dialer{Timeout: orDefault(dial, DefaultDialTimeout), KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// upstreamProbe says whether the upstream accepts TCP connections, dialling
+// it at most once per ttl however often it is asked.
+type upstreamProbe struct {
+	timeout, ttl time.Duration
+
+	mu   sync.Mutex
+	addr string
+	at   time.Time
+	err  error
+}
+
+func (u *upstreamProbe) check(target *url.URL) error {
+	addr := target.Host
+	if target.Port() == "" {
+		port := "80"
+		if target.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(target.Hostname(), port)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if addr == u.addr && time.Since(u.at) < u.ttl {
+		return u.err
+	}
+	c, err := net.DialTimeout("tcp", addr, u.timeout)
+	if err == nil {
+		c.Close()
+	} else {
+		err = fmt.Errorf("the upstream %s accepts no connection: %w", addr, err)
+	}
+	u.addr, u.at, u.err = addr, time.Now(), err
+	return err
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }

@@ -14,7 +14,10 @@ import (
 type tokenCounter struct {
 	jobs chan tokenJob
 	done sync.WaitGroup
-	once sync.Once
+	// mu guards closed: observe may run for a request still in flight
+	// after close, and must then drop its body rather than send.
+	mu     sync.RWMutex
+	closed bool
 }
 
 type tokenJob struct {
@@ -40,6 +43,12 @@ func newTokenCounter(m *metrics.Metrics) *tokenCounter {
 
 // observe queues body, which must not change afterwards, for counting.
 func (tc *tokenCounter) observe(m *metrics.Metrics, route string, body []byte) {
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	if tc.closed {
+		m.Uncounted()
+		return
+	}
 	select {
 	case tc.jobs <- tokenJob{route, body}:
 	default:
@@ -49,6 +58,11 @@ func (tc *tokenCounter) observe(m *metrics.Metrics, route string, body []byte) {
 
 // close counts what is queued and stops.
 func (tc *tokenCounter) close() {
-	tc.once.Do(func() { close(tc.jobs) })
+	tc.mu.Lock()
+	if !tc.closed {
+		tc.closed = true
+		close(tc.jobs)
+	}
+	tc.mu.Unlock()
 	tc.done.Wait()
 }

@@ -83,6 +83,8 @@ func TestCommands(t *testing.T) {
 			stderr: []string{`--upstream "localhost:8081" is not an upstream base URL`}},
 		{name: "serve bad listen flag", args: []string{"serve", "--config", noUpstream, "--listen", "8080"}, code: 2,
 			stderr: []string{`--listen "8080" is not a listen address; must be host:port`}},
+		{name: "serve bad max concurrent", args: []string{"serve", "--config", noUpstream, "--upstream", "http://127.0.0.1:1", "--max-concurrent", "-1"}, code: 2,
+			stderr: []string{`--max-concurrent -1: must be 0 (no bound) or more`}},
 		{name: "serve bad log format", args: []string{"serve", "--config", noUpstream, "--log-format", "xml"}, code: 2,
 			stderr: []string{`--log-format "xml": must be json or text`}},
 	} {

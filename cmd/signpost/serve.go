@@ -23,9 +23,18 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "rule `file` to serve (required)")
 	upstream := fs.String("upstream", "", "upstream base `URL`, overriding the rule file's upstream:")
 	listen := fs.String("listen", "", "agent-facing `address`, overriding the rule file's listen: (default "+rules.DefaultListen+")")
-	admin := fs.String("admin", "", "admin `address` for /metrics and /livez, overriding the rule file's admin: (default "+rules.DefaultAdmin+")")
+	admin := fs.String("admin", "", "admin `address` for /metrics, /livez, /readyz and POST /-/reload, overriding the rule file's admin: (default "+rules.DefaultAdmin+")")
 	timeout := fs.Duration("upstream-timeout", proxy.DefaultUpstreamTimeout, "how long to wait for the upstream's response headers")
-	drain := fs.Duration("drain-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	dial := fs.Duration("upstream-dial-timeout", proxy.DefaultDialTimeout, "how long to wait for a connection to the upstream")
+	drain := fs.Duration("drain-timeout", proxy.DefaultDrainTimeout, "how long shutdown waits for requests in flight")
+	watch := fs.Bool("watch", true, "reload the rules when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
+	readHeader := fs.Duration("read-header-timeout", proxy.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	read := fs.Duration("read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
+	write := fs.Duration("write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
+	idle := fs.Duration("idle-timeout", proxy.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	maxHeader := fs.Int("max-header-bytes", proxy.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
+	maxConcurrent := fs.Int("max-concurrent", 0, "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)")
+	accessLog := fs.Bool("access-log", false, "log one line per request: method, path, route, status, outcome, duration, request id")
 	logFormat := fs.String("log-format", "json", "log format: json or text")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
@@ -33,6 +42,31 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	for _, d := range []struct {
+		flag     string
+		v        time.Duration
+		zeroOK   bool
+		fallback time.Duration
+	}{
+		{"--upstream-dial-timeout", *dial, false, proxy.DefaultDialTimeout},
+		{"--read-header-timeout", *readHeader, false, proxy.DefaultReadHeaderTimeout},
+		{"--idle-timeout", *idle, false, proxy.DefaultIdleTimeout},
+		{"--read-timeout", *read, true, 0},
+		{"--write-timeout", *write, true, 0},
+	} {
+		if d.v < 0 || (d.v == 0 && !d.zeroOK) {
+			if d.zeroOK {
+				fmt.Fprintf(stderr, "signpost serve: %s %v: must be 0 (no limit) or a positive duration, e.g. %s 5m\n", d.flag, d.v, d.flag)
+			} else {
+				fmt.Fprintf(stderr, "signpost serve: %s %v: must be a positive duration, e.g. %s %v\n", d.flag, d.v, d.flag, d.fallback)
+			}
+			return exitUsage
+		}
+	}
+	if *maxHeader < 4<<10 {
+		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, proxy.DefaultMaxHeaderBytes)
 		return exitUsage
 	}
 	if *config == "" || fs.NArg() > 0 {
@@ -70,8 +104,26 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.Listen, opts.Admin = *listen, *admin
-	opts.UpstreamTimeout, opts.DrainTimeout = *timeout, *drain
+	opts.UpstreamTimeout, opts.DrainTimeout, opts.DialTimeout = *timeout, *drain, *dial
+	opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = *readHeader, *read, *write, *idle
+	opts.MaxHeaderBytes = *maxHeader
+	if *maxConcurrent < 0 {
+		fmt.Fprintf(stderr, "signpost serve: --max-concurrent %d: must be 0 (no bound) or more, e.g. 512\n", *maxConcurrent)
+		return exitUsage
+	}
+	opts.MaxConcurrent, opts.AccessLog = *maxConcurrent, *accessLog
 	opts.Log = log
+	// The same checks as at start, on every reload: a file that loads but
+	// names no upstream, with none on the command line, is refused there.
+	path := *config
+	opts.Load = func() (*rules.Config, error) { return rules.Load(path) }
+	opts.Watch = *watch
+	// SIGHUP is caught before the listeners open, so that one sent as soon
+	// as signpost logs "listening" reloads rather than kills it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := proxy.Serve(ctx, cfg, opts); err != nil {
