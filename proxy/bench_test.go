@@ -31,7 +31,7 @@ func (u fixedUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 		ContentLength: int64(len(u.body)), Request: r}, nil
 }
 
-var okBody = []byte(`{"ticket_id":"T-8841","status":"open","updated_at":"2026-03-11T09:14:02Z"}`)
+var okBody = []byte(`{"ticket_id":"T-1200","state":"pending","changed":"2026-04-02T10:00:00Z"}`)
 
 func serveLoop(b *testing.B, h http.Handler, method, target, body string, want int) {
 	b.ReportAllocs()
