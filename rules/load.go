@@ -814,24 +814,11 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 
 // templateVars returns the variable names of a mux path template.
 func templateVars(tpl string) []string {
-	var vars []string
-	depth, start := 0, 0
-	for i := 0; i < len(tpl); i++ {
-		switch tpl[i] {
-		case '{':
-			if depth == 0 {
-				start = i + 1
-			}
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				name, _, _ := strings.Cut(tpl[start:i], ":")
-				vars = append(vars, strings.TrimSpace(name))
-			}
-		}
+	var names []string
+	for _, v := range templatePatterns(tpl) {
+		names = append(names, v.name)
 	}
-	return vars
+	return names
 }
 
 // templateShape blanks the variable names of a template so that templates
