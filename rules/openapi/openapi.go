@@ -1,0 +1,1153 @@
+// Package openapi writes starter rule files from OpenAPI 3.0 and 3.1
+// documents: one route per operation, named by its operationId, with the
+// fields its parameters and JSON request body declare. Error rules are left
+// to the author, with the error responses the spec documents as hints.
+package openapi
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// Rules is a rule file written from a spec.
+type Rules struct {
+	Text           []byte
+	Routes, Fields int
+}
+
+// Import loads an OpenAPI 3.0 or 3.1 document and writes a starter rule
+// file for it. name is the spec as messages and the file's header name it.
+func Import(name string, data []byte) (*Rules, error) {
+	if err := specCheckVersion(name, data); err != nil {
+		return nil, err
+	}
+	loader := openapi3.NewLoader()
+	loader.IncludeOrigin = true // positions: document order, and where a problem is
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, specLoadError(name, err)
+	}
+	// Patterns are ECMA-262 in OpenAPI and RE2 in signpost: one RE2 cannot
+	// compile is left out of the field with a comment, not an error. Examples
+	// are checked against the fields they end up in.
+	if err := doc.Validate(context.Background(), openapi3.DisableSchemaPatternValidation(), openapi3.DisableExamplesValidation()); err != nil {
+		// A schema error goes on with the schema and value, over many lines.
+		msg, _, _ := strings.Cut(err.Error(), "\nSchema:")
+		msg, _, _ = strings.Cut(msg, "\nValue:")
+		return nil, fmt.Errorf("%s%s: invalid OpenAPI document: %s", name, specValidationPos(doc, err), flatten(msg))
+	}
+	ops := specOperations(doc)
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("%s: the spec declares no operations (paths is empty), so there is nothing to import; add at least one, e.g. paths: {/pets: {get: ...}}", name)
+	}
+	w := &ruleWriter{}
+	w.header(name, doc)
+	names := map[string]bool{}
+	for _, op := range ops {
+		w.route(op, uniqueRouteName(importRouteName(op), names))
+	}
+	if w.routes == 0 {
+		return nil, fmt.Errorf("%s: no operation of the spec can be a route, so there is nothing to import: %s", name, strings.Join(w.skipped, "; "))
+	}
+	return &Rules{Text: w.b.Bytes(), Routes: w.routes, Fields: w.fields}, nil
+}
+
+// specCheckVersion reads the document's version key before kin-openapi does,
+// which reads a Swagger 2.0 document as an OpenAPI 3 one missing every key.
+func specCheckVersion(name string, data []byte) error {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return nil // not YAML: kin-openapi says where
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: not an OpenAPI document: its top level must be a mapping of openapi, info and paths", name)
+	}
+	var swagger, openapi *yaml.Node
+	for m, i := root.Content[0], 0; i+1 < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "swagger":
+			swagger = m.Content[i+1]
+		case "openapi":
+			openapi = m.Content[i+1]
+		}
+	}
+	switch {
+	case swagger != nil:
+		return fmt.Errorf("%s: swagger: %s is not supported; convert it to OpenAPI 3 first, e.g. with swagger2openapi", name, swagger.Value)
+	case openapi == nil:
+		return fmt.Errorf("%s: not an OpenAPI document: it has no openapi: key naming its version, e.g. openapi: 3.0.3", name)
+	case !strings.HasPrefix(openapi.Value, "3."):
+		return fmt.Errorf("%s:%d:%d: openapi: %s is not supported; signpost imports OpenAPI 3.0 and 3.1", name, openapi.Line, openapi.Column, openapi.Value)
+	}
+	return nil
+}
+
+// specYAMLLine finds the position in a YAML parser's message, e.g.
+// "yaml: line 10: did not find expected ',' or '}'".
+var specYAMLLine = regexp.MustCompile(`\bline (\d+)(?:, column (\d+))?: `)
+
+// yamlConstruct matches the YAML decoder's complaint about a value of the
+// wrong kind, which names Go types: "cannot construct !!seq into
+// openapi3.PathItem".
+var yamlConstruct = regexp.MustCompile("cannot construct !!(\\w+)( `[^`]*`)? into ([\\w.\\[\\]*]+)(?: in (/\\S*))?")
+
+var yamlKinds = map[string]string{"seq": "a list", "map": "a mapping", "str": "text", "int": "a number",
+	"float": "a number", "bool": "a boolean", "null": "null", "timestamp": "a timestamp", "binary": "binary data"}
+
+// goTypeNoun names the part of an OpenAPI document a Go type decodes:
+// openapi3.PathItem is "a path item", openapi3.T "the document".
+func goTypeNoun(t string) string {
+	switch t = strings.TrimLeft(t, "*"); {
+	case t == "openapi3.T":
+		return "the document"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "a mapping"
+	case t == "string":
+		return "text"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "openapi3."):
+		name := strings.TrimSuffix(strings.TrimPrefix(t, "openapi3."), "Ref")
+		return withArticle(strings.ReplaceAll(toSnake(name), "_", " "))
+	}
+	return "a number"
+}
+
+// specLoadError words what kin-openapi's loader reported, with the position
+// its YAML parser gave.
+func specLoadError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "failed to unmarshal data: ")
+	if i := strings.Index(msg, "yaml error: "); i >= 0 {
+		msg = msg[i+len("yaml error: "):] // JSON is YAML, and the YAML parser gives a line
+	}
+	pos := ""
+	if m := specYAMLLine.FindStringSubmatchIndex(msg); m != nil {
+		pos = ":" + msg[m[2]:m[3]]
+		if m[4] >= 0 {
+			pos += ":" + msg[m[4]:m[5]]
+		}
+		msg = msg[:m[0]] + msg[m[1]:]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "construct errors: ")
+	msg = yamlConstruct.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := yamlConstruct.FindStringSubmatch(m)
+		at := ""
+		if sub[4] != "" {
+			at = " at " + sub[4]
+		}
+		return "found " + yamlKinds[sub[1]] + sub[2] + " where " + goTypeNoun(sub[3]) + " belongs" + at
+	})
+	var ext *openapi3.DisallowedExternalRefError
+	if errors.As(err, &ext) {
+		msg += "; signpost import reads one file: bundle the referenced files into it first"
+	}
+	return fmt.Errorf("%s%s: cannot load the spec: %s", name, pos, flatten(msg))
+}
+
+// specValidationPos returns ":line:col" for the operation, path or component
+// a validation error names, when the loader recorded where it is.
+func specValidationPos(doc *openapi3.T, err error) string {
+	var path, method string
+	var pe *openapi3.PathValidationError
+	var oe *openapi3.OperationValidationError
+	var ppe *openapi3.PathParametersError
+	var ce *openapi3.ComponentValidationError
+	switch {
+	case errors.As(err, &ppe):
+		path, method = ppe.Path, ppe.Method
+	case errors.As(err, &pe):
+		path = pe.Path
+		if errors.As(err, &oe) {
+			method = oe.Method
+		}
+	}
+	var at *openapi3.Location
+	switch item := doc.Paths.Value(path); {
+	case item != nil:
+		at = originKey(item.Origin)
+		if op := item.GetOperation(method); method != "" && op != nil && originKey(op.Origin) != nil {
+			at = originKey(op.Origin)
+		}
+	case errors.As(err, &ce) && ce.Section == "schema" && doc.Components != nil && doc.Components.Schemas[ce.Name] != nil:
+		if s := doc.Components.Schemas[ce.Name]; s.Value != nil {
+			at = originKey(s.Value.Origin)
+		}
+	}
+	if at == nil || at.Line == 0 {
+		return ""
+	}
+	return fmt.Sprintf(":%d:%d", at.Line, at.Column)
+}
+
+func originKey(o *openapi3.Origin) *openapi3.Location {
+	if o == nil {
+		return nil
+	}
+	return o.Key
+}
+
+// specOp is one method of one path.
+type specOp struct {
+	method, path string
+	item         *openapi3.PathItem
+	op           *openapi3.Operation
+}
+
+// importMethods is the order a path's operations become routes in. Signpost
+// routes the first seven; the rest are listed as comments.
+var importMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"}
+
+// specOperations lists the document's operations: paths in document order (by
+// the position kin-openapi's loader records; by name for a path it has no
+// position for), then each path's methods in importMethods.
+func specOperations(doc *openapi3.T) []specOp {
+	if doc.Paths == nil {
+		return nil
+	}
+	paths := doc.Paths.Map()
+	keys := make([]string, 0, len(paths))
+	for k := range paths {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(compareOrigin(pathOrigin(paths[a]), pathOrigin(paths[b])), strings.Compare(a, b))
+	})
+	var ops []specOp
+	for _, p := range keys {
+		item := paths[p]
+		if item == nil {
+			continue
+		}
+		for _, m := range importMethods {
+			if op := item.GetOperation(m); op != nil {
+				ops = append(ops, specOp{method: m, path: p, item: item, op: op})
+			}
+		}
+	}
+	return ops
+}
+
+func pathOrigin(item *openapi3.PathItem) *openapi3.Location {
+	if item == nil {
+		return nil
+	}
+	return originKey(item.Origin)
+}
+
+// compareOrigin orders two recorded positions; one without a position sorts
+// after every one with.
+func compareOrigin(a, b *openapi3.Location) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	}
+	return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+}
+
+// importRouteName is the operationId in snake_case, else the method and the
+// path's words: GET /pets/{petId} is get_pets_pet_id.
+func importRouteName(o specOp) string {
+	if n := toSnake(o.op.OperationID); n != "" {
+		if !isLowerASCII(n[0]) {
+			n = strings.ToLower(o.method) + "_" + n // a route name starts with a letter
+		}
+		return n
+	}
+	return toSnake(strings.ToLower(o.method) + " " + o.path)
+}
+
+func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// uniqueRouteName returns name, or name_2, name_3... when taken, and takes it.
+func uniqueRouteName(name string, taken map[string]bool) string {
+	n := name
+	for i := 2; taken[n]; i++ {
+		n = name + "_" + strconv.Itoa(i)
+	}
+	taken[n] = true
+	return n
+}
+
+// toSnake converts an identifier to snake_case: findPetsByStatus is
+// find_pets_by_status, HTTPStatus is http_status, X-Api-Key is x_api_key.
+// Anything but ASCII letters and digits separates words; "" when nothing
+// is left.
+func toSnake(s string) string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			flush()
+			continue
+		}
+		if unicode.IsUpper(r) && len(cur) > 0 {
+			prev := cur[len(cur)-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			// aB starts a word, 2B too; in HTTPStatus the S does.
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return strings.Join(words, "_")
+}
+
+// importField is one field as the rule file will declare it.
+type importField struct {
+	name     string
+	in       string // path, query, header or body
+	key      string // where the value lives; the name when empty
+	required bool
+	enum     []string
+	format   string
+	min, max *float64
+	pattern  string
+	example  string
+	maxLen   uint64
+	// notes are comment lines written above the field.
+	notes []string
+	// what describes an unconstrained value, e.g. "an array", for the
+	// comment that stands in for a field with nothing to check.
+	what string
+	// wantPattern is a pattern the spec gives without an example that
+	// matches it: written as a commented-out field for the author to finish.
+	wantPattern string
+}
+
+// checks reports whether the field has anything for signpost to check.
+// One that does not is written as a comment: signpost check warns about a
+// declared field nothing uses.
+func (d *importField) checks() bool {
+	return d.required || d.enum != nil || d.format != "" || d.pattern != "" || d.maxLen > 0
+}
+
+// importFields lists an operation's fields: its parameters (the path's first,
+// an operation's own overriding one of the same name and location), then
+// the JSON request body's properties in document order.
+func importFields(o specOp) (fields []*importField, notes []string) {
+	var params []*openapi3.Parameter
+	for _, list := range []openapi3.Parameters{o.item.Parameters, o.op.Parameters} {
+		for _, ref := range list {
+			if ref == nil || ref.Value == nil {
+				continue
+			}
+			p := ref.Value
+			if i := slices.IndexFunc(params, func(q *openapi3.Parameter) bool { return q.Name == p.Name && q.In == p.In }); i >= 0 {
+				params[i] = p
+				continue
+			}
+			params = append(params, p)
+		}
+	}
+	vars := specTemplateVars(o.path)
+	for _, p := range params {
+		switch {
+		case p.In == "header" && slices.Contains([]string{"accept", "content-type", "authorization"}, strings.ToLower(p.Name)):
+			continue // OpenAPI ignores these parameters
+		case p.In == "cookie":
+			notes = append(notes, fmt.Sprintf("cookie %s: signpost reads path, query, header and body values, not cookies", p.Name))
+			continue
+		case p.In == "path" && !slices.Contains(vars, p.Name):
+			notes = append(notes, fmt.Sprintf("path parameter %s: the path %s has no {%s}", p.Name, o.path, p.Name))
+			continue
+		}
+		d := &importField{name: toSnake(p.Name), in: p.In, key: p.Name, required: p.Required || p.In == "path"}
+		schema := p.Schema
+		if schema == nil {
+			for _, mt := range specKeys(p.Content) {
+				if p.Content[mt] != nil {
+					schema = p.Content[mt].Schema
+					break
+				}
+			}
+		}
+		var examples []any
+		if p.Example != nil {
+			examples = append(examples, p.Example)
+		}
+		for _, k := range specKeys(p.Examples) {
+			if e := p.Examples[k]; e != nil && e.Value != nil {
+				examples = append(examples, e.Value.Value)
+			}
+		}
+		importConstrain(d, specSchema(schema), p.Name, examples)
+		fields = append(fields, d)
+	}
+	body, bodyNotes := importBodyFields(o)
+	return append(fields, body...), append(notes, bodyNotes...)
+}
+
+// importBodyFields lists the top-level properties of a JSON request body, and
+// those of an object property one level down, keyed by gjson path.
+func importBodyFields(o specOp) ([]*importField, []string) {
+	if o.op.RequestBody == nil || o.op.RequestBody.Value == nil || len(o.op.RequestBody.Value.Content) == 0 {
+		return nil, nil
+	}
+	content := o.op.RequestBody.Value.Content
+	mt := ""
+	for _, k := range specKeys(content) {
+		base, _, _ := strings.Cut(k, ";")
+		base = strings.ToLower(strings.TrimSpace(base))
+		if base == "application/json" {
+			mt = k
+			break
+		}
+		if mt == "" && strings.HasSuffix(base, "+json") {
+			mt = k
+		}
+	}
+	if mt == "" {
+		return nil, []string{fmt.Sprintf("body: %s is not JSON; signpost reads JSON request bodies only", strings.Join(specKeys(content), ", "))}
+	}
+	if content[mt] == nil {
+		return nil, nil
+	}
+	s := specSchema(content[mt].Schema)
+	if s == nil {
+		return nil, nil
+	}
+	if t := specType(s); t != "object" && t != "" {
+		return nil, []string{fmt.Sprintf("body: %s is %s, not an object; signpost import maps an object's properties", mt, withArticle(t))}
+	}
+	if len(s.OneOf) > 0 || len(s.AnyOf) > 0 {
+		return nil, []string{fmt.Sprintf("body: %s is one of several schemas (oneOf/anyOf); declare the fields it needs by hand", mt)}
+	}
+	var out []*importField
+	var notes []string
+	for _, p := range specProperties(s) {
+		if p.schema.ReadOnly {
+			continue // a server-set property the caller does not send
+		}
+		if sub := p.schema; specType(sub) == "object" && len(specProperties(sub)) > 0 {
+			for _, c := range specProperties(sub) {
+				if c.schema.ReadOnly {
+					continue
+				}
+				if specType(c.schema) == "object" && len(specProperties(c.schema)) > 0 {
+					notes = append(notes, fmt.Sprintf("%s.%s: an object nested two levels deep; signpost import maps one level, so declare what it needs by hand with a gjson key, e.g. key: %s.%s.name", p.name, c.name, gjsonEscape(p.name), gjsonEscape(c.name)))
+					continue
+				}
+				d := &importField{name: toSnake(p.name + "_" + c.name), in: "body", key: gjsonEscape(p.name) + "." + gjsonEscape(c.name), required: p.required && c.required}
+				importConstrain(d, c.schema, p.name+"."+c.name, nil)
+				out = append(out, d)
+			}
+			continue
+		}
+		d := &importField{name: toSnake(p.name), in: "body", key: gjsonEscape(p.name), required: p.required}
+		importConstrain(d, p.schema, p.name, nil)
+		out = append(out, d)
+	}
+	return out, notes
+}
+
+// specProperty is one property of an object schema.
+type specProperty struct {
+	name     string
+	schema   *openapi3.Schema
+	required bool
+	at       *openapi3.Location
+}
+
+// specProperties lists an object schema's properties with those of its allOf
+// members, each schema's in document order (by the position of the
+// property's key, recorded by kin-openapi's loader; by name where it
+// recorded none, as for a JSON document with duplicate keys). The first
+// declaration of a name wins; required lists add up.
+func specProperties(s *openapi3.Schema) []specProperty {
+	var out []specProperty
+	required := map[string]bool{}
+	var walk func(s *openapi3.Schema, depth int)
+	walk = func(s *openapi3.Schema, depth int) {
+		if s == nil || depth > 8 {
+			return
+		}
+		for _, r := range s.Required {
+			required[r] = true
+		}
+		var own []specProperty
+		for name, ref := range s.Properties {
+			if ref == nil || ref.Value == nil || slices.ContainsFunc(out, func(p specProperty) bool { return p.name == name }) {
+				continue
+			}
+			at := originKey(ref.Origin)
+			if at == nil {
+				at = originKey(ref.Value.Origin)
+			}
+			own = append(own, specProperty{name: name, schema: ref.Value, at: at})
+		}
+		slices.SortFunc(own, func(a, b specProperty) int {
+			return cmp.Or(compareOrigin(a.at, b.at), strings.Compare(a.name, b.name))
+		})
+		out = append(out, own...)
+		for _, m := range s.AllOf {
+			walk(specSchema(m), depth+1)
+		}
+	}
+	walk(s, 0)
+	for i := range out {
+		out[i].required = required[out[i].name]
+	}
+	return out
+}
+
+func specSchema(r *openapi3.SchemaRef) *openapi3.Schema {
+	if r == nil {
+		return nil
+	}
+	return r.Value
+}
+
+// specType is a schema's one type besides null ("string" for 3.1's
+// [string, "null"]), else "" when it has none or several.
+func specType(s *openapi3.Schema) string {
+	if s == nil {
+		return ""
+	}
+	var types []string
+	if s.Type != nil {
+		for _, t := range *s.Type {
+			if t != "null" {
+				types = append(types, t)
+			}
+		}
+	}
+	switch {
+	case len(types) == 1:
+		return types[0]
+	case len(types) == 0 && len(s.Properties) > 0:
+		return "object"
+	case len(types) == 0 && s.Items != nil:
+		return "array"
+	}
+	return ""
+}
+
+func withArticle(t string) string {
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// openapiFormats maps an OpenAPI string format to signpost's.
+var openapiFormats = map[string]string{"date-time": "rfc3339-utc", "date": "date", "uuid": "uuid", "email": "email"}
+
+// importConstrain fills d's constraint from schema s: an enum of strings, else a
+// format, else a pattern with an example, and max_length for free text.
+// Signpost takes one of enum, format and pattern per field; what cannot
+// be carried over is written as a note. label names the value in notes;
+// examples are the parameter's own, tried before the schema's.
+func importConstrain(d *importField, s *openapi3.Schema, label string, examples []any) {
+	if s == nil {
+		d.what = "no schema"
+		return
+	}
+	t := specType(s)
+	enum := s.Enum
+	if s.Const != nil {
+		enum = []any{s.Const}
+	}
+	if len(enum) > 0 {
+		values, ok := specStringEnum(enum)
+		if ok {
+			d.enum = values
+			return
+		}
+		d.notes = append(d.notes, fmt.Sprintf("%s: enum %s is not all text; signpost's enums are strings, so it is left out", label, jsonInline(enum)))
+	}
+	switch {
+	case t == "integer" || t == "number":
+		d.format = t
+		d.min, d.max = importBounds(d, s, label, t == "integer")
+		return
+	case t == "boolean":
+		d.format = "boolean"
+		return
+	case t == "string" && s.Format != "":
+		if f, ok := openapiFormats[s.Format]; ok {
+			d.format = f
+			if s.Format == "date-time" {
+				d.notes = append(d.notes, fmt.Sprintf("%s: OpenAPI's date-time allows any UTC offset, rfc3339-utc only Z; drop the format if the API takes offsets", label))
+			}
+			if s.Pattern != "" {
+				d.notes = append(d.notes, fmt.Sprintf("%s: pattern %s left out: a field takes one of enum, format and pattern", label, jsonInline(s.Pattern)))
+			}
+			return
+		}
+		d.notes = append(d.notes, fmt.Sprintf("%s: format %s has no signpost equivalent and is not checked", label, s.Format))
+	case t == "array" || t == "object":
+		d.what = withArticle(t)
+		return
+	case t == "":
+		d.what = "no single type"
+		if s.Pattern == "" && s.MaxLength == nil {
+			return
+		}
+	}
+	if s.MaxLength != nil && *s.MaxLength > 0 && *s.MaxLength <= 1<<20 {
+		d.maxLen = *s.MaxLength
+	}
+	if s.Pattern != "" {
+		importPattern(d, s, label, examples)
+	}
+}
+
+// specStringEnum returns an enum's values when every one is a non-empty
+// string; null, which a nullable 3.1 enum lists, is dropped.
+func specStringEnum(enum []any) ([]string, bool) {
+	var out []string
+	for _, v := range enum {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			if v == "" {
+				return nil, false
+			}
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		default:
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
+}
+
+// importBounds carries minimum and maximum over as min and max, which signpost
+// treats as inclusive. An exclusive bound on an integer moves to the next
+// integer inside; on a number it is left out with a note.
+func importBounds(d *importField, s *openapi3.Schema, label string, integer bool) (lo, hi *float64) {
+	lo, hi = s.Min, s.Max
+	loEx, hiEx := s.ExclusiveMin.IsTrue(), s.ExclusiveMax.IsTrue()
+	if v := s.ExclusiveMin.Value; v != nil { // 3.1: the bound itself
+		lo, loEx = v, true
+	}
+	if v := s.ExclusiveMax.Value; v != nil {
+		hi, hiEx = v, true
+	}
+	if lo != nil {
+		switch v := *lo; {
+		case integer && loEx:
+			lo = float64Ptr(math.Floor(v) + 1)
+		case integer:
+			lo = float64Ptr(math.Ceil(v))
+		case loEx:
+			d.notes = append(d.notes, fmt.Sprintf("%s: the minimum %s is exclusive and signpost's min inclusive, so it is left out", label, numText(v)))
+			lo = nil
+		}
+	}
+	if hi != nil {
+		switch v := *hi; {
+		case integer && hiEx:
+			hi = float64Ptr(math.Ceil(v) - 1)
+		case integer:
+			hi = float64Ptr(math.Floor(v))
+		case hiEx:
+			d.notes = append(d.notes, fmt.Sprintf("%s: the maximum %s is exclusive and signpost's max inclusive, so it is left out", label, numText(v)))
+			hi = nil
+		}
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		d.notes = append(d.notes, fmt.Sprintf("%s: no value lies between the minimum and the maximum; the bounds are left out", label))
+		return nil, nil
+	}
+	return lo, hi
+}
+
+func float64Ptr(f float64) *float64 { return &f }
+
+func numText(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// importPattern carries a schema's pattern over when RE2 compiles it and the spec
+// gives an example that matches: signpost shows the example beside the
+// rule, and check refuses a pattern without one. Otherwise the pattern is
+// a note saying what it needs.
+func importPattern(d *importField, s *openapi3.Schema, label string, examples []any) {
+	re, err := regexp.Compile(s.Pattern)
+	if err != nil {
+		d.notes = append(d.notes, fmt.Sprintf("%s: pattern %s is not RE2 (%s), so it is left out; rewrite it in RE2 with an example to check it", label, jsonInline(s.Pattern), strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
+		return
+	}
+	candidates := append(slices.Clip(examples), s.Example)
+	candidates = append(candidates, s.Examples...)
+	sawString := false
+	for _, c := range candidates {
+		e, ok := c.(string)
+		if !ok || e == "" {
+			continue
+		}
+		sawString = true
+		if re.MatchString(e) && (d.maxLen == 0 || uint64(utf8.RuneCountInString(e)) <= d.maxLen) {
+			d.pattern, d.example = s.Pattern, e
+			return
+		}
+	}
+	why := "the spec gives none"
+	if sawString {
+		why = "none the spec gives matches it"
+	}
+	d.notes = append(d.notes, fmt.Sprintf("%s: pattern %s needs an example, and %s; with one that matches, the field reads:", label, jsonInline(s.Pattern), why))
+	d.wantPattern = s.Pattern
+}
+
+// gjsonEscape escapes the characters a gjson path gives meaning to, so a
+// property name is read as one key.
+func gjsonEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.*?|#@!`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// specTemplateVars returns the variable names of a path template: {petId} is
+// petId, and the {name:regex} of a mux template is name.
+func specTemplateVars(tpl string) []string {
+	var vars []string
+	for rest := tpl; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return vars
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return vars
+		}
+		name, _, _ := strings.Cut(rest[i+1:i+j], ":")
+		vars = append(vars, name)
+		rest = rest[i+j+1:]
+	}
+}
+
+// plainVarName is a path variable name a rule file's template takes.
+var plainVarName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// ruleWriter accumulates the rule file.
+type ruleWriter struct {
+	b              bytes.Buffer
+	routes, fields int
+	first          bool     // no route written yet
+	skipped        []string // operations left out, and why
+}
+
+// gap separates one route from the next with a blank line.
+func (w *ruleWriter) gap() {
+	if !w.first {
+		w.line(0, "")
+	}
+	w.first = false
+}
+
+func (w *ruleWriter) line(indent int, format string, args ...any) {
+	w.b.WriteString(strings.Repeat(" ", indent))
+	fmt.Fprintf(&w.b, format, args...)
+	w.b.WriteByte('\n')
+}
+
+// comment writes text as one comment line at indent.
+func (w *ruleWriter) comment(indent int, text string) {
+	w.line(indent, "# %s", flatten(text))
+}
+
+func (w *ruleWriter) header(name string, doc *openapi3.T) {
+	title, version := "an untitled API", ""
+	if doc.Info != nil {
+		title = cmp.Or(commentText(doc.Info.Title), title)
+		version = commentText(doc.Info.Version)
+	}
+	w.comment(0, fmt.Sprintf("Starter rules for %s %s (OpenAPI %s), written by signpost import openapi", title, version, doc.OpenAPI))
+	w.comment(0, "from "+commentText(name)+".")
+	w.line(0, "#")
+	w.comment(0, "One route per operation, with the fields its parameters and JSON body declare.")
+	w.comment(0, "Error rules are left to you: under each route, a comment lists the error")
+	w.comment(0, "responses the spec documents. Check the file with signpost check.")
+	placeholder := ""
+	switch {
+	case len(doc.Servers) == 0 || doc.Servers[0] == nil:
+		placeholder = "upstream: the spec names no server; give the API's base URL here, e.g. upstream: https://api.example.com, or pass --upstream to signpost serve."
+	default:
+		if u, ok := specServerURL(doc.Servers[0]); ok {
+			w.line(0, "upstream: %s", yamlBlock(u))
+			break
+		}
+		eg := "https://api.example.com"
+		if rel := doc.Servers[0].URL; strings.HasPrefix(rel, "/") && !strings.HasPrefix(rel, "//") {
+			eg += strings.TrimSuffix(rel, "/")
+		}
+		placeholder = fmt.Sprintf("upstream: the spec's first server, %s, is not an absolute http(s) URL; give the API's base URL here, e.g. upstream: %s, or pass --upstream to signpost serve.", jsonInline(doc.Servers[0].URL), eg)
+	}
+	if placeholder != "" {
+		for _, l := range wrapComment(0, placeholder) {
+			w.line(0, "%s", l)
+		}
+	}
+	w.line(0, "")
+	w.line(0, "routes:")
+	w.first = true
+}
+
+// specServerURL is a server's URL with its variables at their defaults, when
+// that is an upstream base URL signpost takes.
+func specServerURL(s *openapi3.Server) (string, bool) {
+	u := s.URL
+	for name, v := range s.Variables {
+		if v != nil {
+			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		}
+	}
+	if _, err := rules.ParseUpstream(u); err != nil {
+		return "", false
+	}
+	return u, true
+}
+
+// route writes one operation as a route. A route that would not load as
+// written (a path signpost's router refuses, say) is written as comments
+// naming the problem, so that the file as a whole still loads.
+func (w *ruleWriter) route(o specOp, name string) {
+	if routed := importMethods[:len(importMethods)-1]; !slices.Contains(routed, o.method) {
+		why := fmt.Sprintf("signpost routes %s only", strings.Join(routed, ", "))
+		w.skipped = append(w.skipped, o.method+" "+o.path+": "+why)
+		w.gap()
+		w.comment(2, fmt.Sprintf("%s %s is left out: %s.", o.method, o.path, why))
+		return
+	}
+	var r ruleWriter
+	r.routeBody(o, name)
+	if _, err := rules.Parse("route", append([]byte("routes:\n"), r.b.Bytes()...)); err != nil {
+		var whys []string
+		var ps rules.Problems
+		if errors.As(err, &ps) {
+			for _, p := range ps {
+				whys = append(whys, strings.TrimPrefix(p.Path+": ", ": ")+p.Message)
+			}
+		}
+		w.skipped = append(w.skipped, o.method+" "+o.path+": "+strings.Join(whys, "; "))
+		w.gap()
+		w.comment(2, fmt.Sprintf("%s %s is left out: as imported, signpost check reports:", o.method, o.path))
+		for _, why := range whys {
+			for _, l := range wrapComment(4, why) {
+				w.line(2, "# %s", strings.TrimPrefix(l, "# "))
+			}
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(r.b.String(), "\n"), "\n") {
+			w.line(0, "# %s", l)
+		}
+		return
+	}
+	w.gap()
+	w.b.Write(r.b.Bytes())
+	w.routes++
+	w.fields += r.fields
+}
+
+func (w *ruleWriter) routeBody(o specOp, name string) {
+	summary := commentText(cmp.Or(o.op.Summary, o.op.Description))
+	if o.op.Deprecated {
+		summary = strings.TrimSpace("(deprecated) " + summary)
+	}
+	if summary != "" {
+		w.comment(2, summary)
+	}
+	path, renamed := o.path, map[string]string{}
+	for _, v := range specTemplateVars(o.path) {
+		if !plainVarName.MatchString(v) {
+			nv := cmp.Or(toSnake(v), "var")
+			if !isLowerASCII(nv[0]) {
+				nv = "v_" + nv
+			}
+			for i := 2; slices.Contains(specTemplateVars(path), nv) || slices.Contains(specTemplateVars(o.path), nv); i++ {
+				nv = cmp.Or(toSnake(v), "var") + "_" + strconv.Itoa(i)
+			}
+			path = strings.Replace(path, "{"+v+"}", "{"+nv+"}", 1)
+			renamed[v] = nv
+		}
+	}
+	w.line(2, "%s:", name)
+	w.line(4, "method: %s", o.method)
+	w.line(4, "path: %s", yamlBlock(path))
+	fields, notes := importFields(o)
+	for v, nv := range renamed {
+		notes = append(notes, fmt.Sprintf("path variable {%s} is written {%s}: signpost's variables are plain names; the route matches the same requests", v, nv))
+	}
+	slices.Sort(notes[len(notes)-len(renamed):])
+	taken := map[string]bool{}
+	var lines []string
+	for _, d := range fields {
+		if nv, ok := renamed[d.key]; ok && d.in == "path" {
+			d.key, d.name = nv, nv
+		}
+		if d.name == "" || !isLowerASCII(d.name[0]) {
+			d.name = d.in + "_" + d.name
+			d.name = strings.TrimSuffix(d.name, "_")
+		}
+		if taken[d.name] {
+			d.name = uniqueRouteName(d.in+"_"+d.name, taken)
+		}
+		taken[d.name] = true
+		for _, n := range d.notes {
+			lines = append(lines, wrapComment(6, n)...)
+		}
+		if d.wantPattern != "" {
+			want := *d
+			want.pattern, want.example = d.wantPattern, "<a value that matches>"
+			lines = append(lines, "# "+d.name+": "+want.flow())
+		}
+		switch {
+		case d.checks():
+			lines = append(lines, d.name+": "+d.flow())
+			w.fields++
+		case d.wantPattern == "":
+			lines = append(lines, fmt.Sprintf("# %s: %s  # %s", d.name, d.flow(), strings.TrimPrefix(d.what+": no constraint signpost checks", ": ")))
+		}
+	}
+	if len(lines) > 0 || len(notes) > 0 {
+		for _, n := range notes {
+			for _, l := range wrapComment(4, n) {
+				w.line(4, "%s", l)
+			}
+		}
+		if w.fields > 0 {
+			w.line(4, "fields:")
+		} else if len(lines) > 0 {
+			w.comment(4, "fields:")
+		}
+		for _, l := range lines {
+			w.line(6, "%s", l)
+		}
+	}
+	w.comment(4, "errors: add a rule per bare error this operation returns; see signpost explain.")
+	errs := specErrorResponses(o.op)
+	if len(errs) == 0 {
+		w.comment(4, "The spec documents no error responses.")
+		return
+	}
+	w.comment(4, "The spec documents:")
+	for _, e := range errs {
+		w.line(4, "#   %s", e)
+	}
+}
+
+// flow renders the field's mapping in flow style, keys in a fixed order.
+func (d *importField) flow() string {
+	parts := []string{"in: " + d.in}
+	if d.key != "" && d.key != d.name {
+		parts = append(parts, "key: "+yamlFlow(d.key))
+	}
+	if d.required && d.in != "path" { // a path variable is always required
+		parts = append(parts, "required: true")
+	}
+	if d.enum != nil {
+		vs := make([]string, len(d.enum))
+		for i, v := range d.enum {
+			vs[i] = yamlFlow(v)
+		}
+		parts = append(parts, "enum: ["+strings.Join(vs, ", ")+"]")
+	}
+	if d.format != "" {
+		parts = append(parts, "format: "+d.format)
+	}
+	if d.min != nil {
+		parts = append(parts, "min: "+numText(*d.min))
+	}
+	if d.max != nil {
+		parts = append(parts, "max: "+numText(*d.max))
+	}
+	if d.pattern != "" {
+		parts = append(parts, "pattern: "+yamlQuoted(d.pattern), "example: "+yamlFlow(d.example))
+	}
+	if d.maxLen > 0 {
+		parts = append(parts, "max_length: "+strconv.FormatUint(d.maxLen, 10))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// specErrorResponses lists the documented error responses of an operation as
+// "404: Pet not found": statuses from 400, the 4XX and 5XX ranges, and
+// default, in that order.
+func specErrorResponses(op *openapi3.Operation) []string {
+	if op.Responses == nil {
+		return nil
+	}
+	m := op.Responses.Map()
+	var codes []string
+	for code := range m {
+		c := strings.ToUpper(code)
+		if c == "DEFAULT" || c == "4XX" || c == "5XX" {
+			codes = append(codes, code)
+			continue
+		}
+		if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
+			codes = append(codes, code)
+		}
+	}
+	rank := func(c string) string {
+		if strings.EqualFold(c, "default") {
+			return "9"
+		}
+		return strings.ToUpper(c)
+	}
+	slices.SortFunc(codes, func(a, b string) int { return strings.Compare(rank(a), rank(b)) })
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		desc := ""
+		if r := m[c]; r != nil && r.Value != nil && r.Value.Description != nil {
+			desc = commentText(*r.Value.Description)
+		}
+		out[i] = strings.TrimSuffix(c+": "+desc, ": ")
+	}
+	return out
+}
+
+// wrapComment words a note as comment lines that fit 100 columns at
+// indent, continuation lines indented by two more spaces.
+func wrapComment(indent int, text string) []string {
+	width := max(100-indent, 60)
+	var out []string
+	line := "#"
+	for _, word := range strings.Fields(text) {
+		if line != "#" && line != "#  " && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			out = append(out, line)
+			line = "#  "
+		}
+		line += " " + word
+	}
+	if line != "#" && line != "#  " {
+		out = append(out, line)
+	}
+	return out
+}
+
+// flatten collapses runs of spaces, line breaks and control characters
+// into single spaces.
+func flatten(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+}
+
+// commentText is text's first line, flattened and cut at 100 characters,
+// for a comment.
+func commentText(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = flatten(s)
+	if utf8.RuneCountInString(s) > 100 {
+		s = string([]rune(s)[:99]) + "…"
+	}
+	return s
+}
+
+func specKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// jsonInline renders a value for a note.
+func jsonInline(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// yamlPlainFlow and yamlPlainBlock are the characters a scalar may hold unquoted
+// inside a flow mapping or as a block mapping's value; yamlReadsAs then
+// checks that YAML reads it back as the same string.
+var (
+	yamlPlainFlow  = regexp.MustCompile(`^[A-Za-z0-9_/.\\][A-Za-z0-9_ ./@+\\-]*$`)
+	yamlPlainBlock = regexp.MustCompile(`^[A-Za-z0-9_/.][A-Za-z0-9_./@+{}~:-]*$`)
+)
+
+// yamlFlow renders s as a scalar inside a flow mapping or sequence.
+func yamlFlow(s string) string {
+	if yamlPlainFlow.MatchString(s) && !strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("[", s, "]") {
+		return s
+	}
+	return yamlQuoted(s)
+}
+
+// yaml11Bool reports whether YAML 1.1, which some tools still follow, reads
+// s as a boolean: yes, no, on, off and the like. yaml.v3 reads them as
+// strings, but a reader of the file should not have to know that.
+func yaml11Bool(s string) bool {
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off":
+		return true
+	}
+	return false
+}
+
+// yamlBlock renders s as the value of a block mapping's key.
+func yamlBlock(s string) string {
+	if yamlPlainBlock.MatchString(s) && !strings.Contains(s, ": ") && yamlReadsAs("k: ", s, "") {
+		return s
+	}
+	return yamlQuoted(s)
+}
+
+// yamlReadsAs reports whether YAML reads prefix+s+suffix with s as a string
+// equal to s, not a number, boolean, null or timestamp.
+func yamlReadsAs(prefix, s, suffix string) bool {
+	var n yaml.Node
+	if yaml.Unmarshal([]byte(prefix+s+suffix), &n) != nil || len(n.Content) != 1 {
+		return false
+	}
+	c := n.Content[0]
+	if c.Kind == yaml.MappingNode && len(c.Content) == 2 {
+		c = c.Content[1]
+	} else if c.Kind == yaml.SequenceNode && len(c.Content) == 1 {
+		c = c.Content[0]
+	} else {
+		return false
+	}
+	return c.Kind == yaml.ScalarNode && c.Tag == "!!str" && c.Value == s
+}
+
+// yamlQuoted renders s single-quoted, or double-quoted with JSON's escapes
+// (which YAML shares) when it holds a control character.
+func yamlQuoted(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\ufeff' }) < 0 {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	return jsonInline(s)
+}
