@@ -1,0 +1,330 @@
+#!/usr/bin/env bash
+# test/bench/run.sh: signpost against nginx, HAProxy and a plain Go
+# httputil.ReverseProxy, end to end over loopback, with wrk.
+#
+#   test/bench/run.sh                  # 3 rounds of 5 s per target and path (~5 minutes)
+#   BENCH_QUICK=1 test/bench/run.sh    # 1 round of 2 s, a smoke run (~1 minute)
+#
+# Environment: BENCH_ROUNDS (3), BENCH_DURATION (5s), BENCH_WARMUP (2s),
+# BENCH_CONNECTIONS (64), BENCH_THREADS (2), BENCH_QUICK (unset).
+#
+# Needs wrk, nginx and Go; HAProxy is optional (its rows are skipped if it is
+# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18106
+# and is stopped on exit. Servers are pinned to CPU 0 and wrk to CPU 1 when
+# there are two CPUs and taskset exists.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+
+ROUNDS=${BENCH_ROUNDS:-3}
+DURATION=${BENCH_DURATION:-5s}
+WARMUP=${BENCH_WARMUP:-2s}
+CONNS=${BENCH_CONNECTIONS:-64}
+THREADS=${BENCH_THREADS:-2}
+if [[ -n ${BENCH_QUICK:-} ]]; then
+	ROUNDS=1 DURATION=2s WARMUP=1s
+fi
+
+UP_PORT=18101 SP_PORT=18102 SP_ADMIN=18103 PLAIN_PORT=18104 NGINX_PORT=18105 HAP_PORT=18106
+
+# --- prerequisites -----------------------------------------------------------
+missing=()
+for c in wrk nginx; do
+	command -v "$c" >/dev/null 2>&1 || [[ -x /usr/sbin/$c ]] || missing+=("$c")
+done
+command -v go >/dev/null 2>&1 || { echo "run.sh: go not found; install Go 1.26 (https://go.dev/dl/)" >&2; exit 2; }
+if ((${#missing[@]})); then
+	echo "run.sh: missing ${missing[*]}; install them with:" >&2
+	echo "  apt-get install -y wrk nginx haproxy" >&2
+	exit 2
+fi
+PATH=$PATH:/usr/sbin
+HAVE_HAPROXY=1
+command -v haproxy >/dev/null 2>&1 || HAVE_HAPROXY=0
+command -v curl >/dev/null 2>&1 || { echo "run.sh: curl not found (used for the sanity checks): apt-get install -y curl" >&2; exit 2; }
+
+for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT; do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18106 first" >&2
+		exit 2
+	fi
+done
+
+SRV=() WRK=()
+if command -v taskset >/dev/null 2>&1 && (($(nproc) >= 2)); then
+	SRV=(taskset -c 0) WRK=(taskset -c 1)
+	PINNING="servers on CPU 0, wrk on CPU 1"
+else
+	PINNING="no CPU pinning (taskset missing or one CPU): figures are noisier"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/signpost-bench.XXXXXX")
+PIDS=()
+cleanup() {
+	local pid
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- build -------------------------------------------------------------------
+echo "building into $TMP ..." >&2
+go build -o "$TMP/signpost" ./cmd/signpost
+go build -o "$TMP/upstream" ./test/bench/upstream
+go build -o "$TMP/plainproxy" ./test/bench/plainproxy
+
+# --- configs -----------------------------------------------------------------
+mkdir -p "$TMP/nginx"
+NGINX_USER=""
+if (($(id -u) == 0)); then NGINX_USER="user root;"; fi
+cat >"$TMP/nginx/nginx.conf" <<EOF
+$NGINX_USER
+daemon off;
+worker_processes 1;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $TMP/nginx/body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+    uwsgi_temp_path $TMP/nginx/uwsgi;
+    scgi_temp_path $TMP/nginx/scgi;
+    keepalive_requests 1000000;
+    upstream api {
+        server 127.0.0.1:$UP_PORT;
+        keepalive 64;
+        keepalive_requests 1000000;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location / {
+            proxy_pass http://api;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+
+cat >"$TMP/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+frontend fe
+    bind 127.0.0.1:$HAP_PORT
+    default_backend api
+backend api
+    server up 127.0.0.1:$UP_PORT
+EOF
+
+cat >"$TMP/patch.lua" <<'EOF'
+wrk.method = "PATCH"
+wrk.body = '{"status":"OPEN"}'
+wrk.headers["Content-Type"] = "application/json"
+EOF
+# Three fields at fault: status and priority out of their enums, customer_id off its pattern.
+cat >"$TMP/create.lua" <<'EOF'
+wrk.method = "POST"
+wrk.body = '{"title":"Printer on fire","status":"OPEN","priority":"P1","customer_id":"42"}'
+wrk.headers["Content-Type"] = "application/json"
+EOF
+
+# --- start -------------------------------------------------------------------
+start() { # name, command...
+	local name=$1
+	shift
+	"${SRV[@]}" "$@" >"$TMP/$name.log" 2>&1 &
+	PIDS+=($!)
+	eval "PID_$name=$!"
+}
+wait_port() { # name, port
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then return 0; fi
+		sleep 0.05
+	done
+	echo "run.sh: $1 did not listen on 127.0.0.1:$2 within 5 s; its log:" >&2
+	cat "$TMP/$1.log" >&2 || true
+	exit 1
+}
+
+start upstream "$TMP/upstream" -listen "127.0.0.1:$UP_PORT"
+wait_port upstream $UP_PORT
+start signpost "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" \
+	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$SP_PORT" \
+	--admin "127.0.0.1:$SP_ADMIN" --watch=false --log-level error
+start plain "$TMP/plainproxy" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$UP_PORT"
+start nginx nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log"
+TARGETS=(signpost plain nginx)
+declare -A PORT=([signpost]=$SP_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
+if ((HAVE_HAPROXY)); then
+	start haproxy haproxy -db -f "$TMP/haproxy.cfg"
+	TARGETS+=(haproxy)
+fi
+for t in "${TARGETS[@]}"; do wait_port "$t" "${PORT[$t]}"; done
+
+# --- paths -------------------------------------------------------------------
+PATHS=(get big patch400 create3)
+declare -A URLPATH=([get]=/tickets/T-1 [big]=/big [patch400]=/tickets/T-1 [create3]=/tickets)
+declare -A SCRIPT=([get]="" [big]="" [patch400]=$TMP/patch.lua [create3]=$TMP/create.lua)
+declare -A LABEL=(
+	[get]="GET 200 small"
+	[big]="GET 200 64 KiB"
+	[patch400]="PATCH 400 rewrite"
+	[create3]="POST 3 faults, before"
+)
+
+# Sanity: every target answers every path as expected before anything is timed.
+declare -A WANT=([get]=200 [big]=200 [patch400]=400 [create3]=400)
+for t in "${TARGETS[@]}"; do
+	for p in "${PATHS[@]}"; do
+		args=(-s -o "$TMP/sanity.body" -w '%{http_code}' "http://127.0.0.1:${PORT[$t]}${URLPATH[$p]}")
+		case $p in
+		patch400) args+=(-X PATCH -H 'Content-Type: application/json' --data '{"status":"OPEN"}') ;;
+		create3) args+=(-X POST -H 'Content-Type: application/json' --data '{"title":"Printer on fire","status":"OPEN","priority":"P1","customer_id":"42"}') ;;
+		esac
+		code=$(curl "${args[@]}")
+		if [[ $code != "${WANT[$p]}" ]]; then
+			echo "run.sh: $t ${LABEL[$p]}: got $code, want ${WANT[$p]}: $(head -c 300 "$TMP/sanity.body")" >&2
+			exit 1
+		fi
+	done
+done
+if ! grep -q '"invalid_status"' <(curl -s -X PATCH -H 'Content-Type: application/json' --data '{"status":"OPEN"}' "http://127.0.0.1:$SP_PORT/tickets/T-1"); then
+	echo "run.sh: signpost did not rewrite the PATCH 400; check test/bench/rules.yaml" >&2
+	exit 1
+fi
+
+# --- measurement helpers -----------------------------------------------------
+TCK=$(getconf CLK_TCK)
+descendants() { # pid: the pid and all its descendants
+	local c
+	echo "$1"
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do descendants "$c"; done
+}
+cpu_ticks() { # pid: utime+stime of the process tree, in clock ticks
+	local sum=0 p f
+	for p in $(descendants "$1"); do
+		# Fields after the ")" that ends comm: utime and stime are the 12th and 13th.
+		f=$(sed 's/.*) //' /proc/"$p"/stat 2>/dev/null) || continue
+		set -- $f
+		sum=$((sum + ${12} + ${13}))
+	done
+	echo "$sum"
+}
+hwm_kib() { # pid: summed VmHWM of the process tree, KiB
+	local sum=0 p v
+	for p in $(descendants "$1"); do
+		v=$(awk '/^VmHWM:/ {print $2}' /proc/"$p"/status 2>/dev/null || true)
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
+}
+pid_of() { eval "echo \$PID_$1"; }
+
+wrk_run() { # target, path, duration -> writes wrk output to $TMP/wrk.out
+	local url="http://127.0.0.1:${PORT[$1]}${URLPATH[$2]}" args=(-t "$THREADS" -c "$CONNS" -d "$3" --latency)
+	[[ -n ${SCRIPT[$2]} ]] && args+=(-s "${SCRIPT[$2]}")
+	"${WRK[@]}" wrk "${args[@]}" "$url" >"$TMP/wrk.out" 2>&1
+}
+
+# to_us VALUE: a wrk latency like 812.00us, 1.23ms or 1.01s, in microseconds.
+to_us() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0
+		if (v ~ /us$/) m = 1; else if (v ~ /ms$/) m = 1000; else if (v ~ /m$/) m = 60e6; else if (v ~ /s$/) m = 1e6; else m = 1
+		printf "%.0f", n * m }'
+}
+
+RESULTS=$TMP/results.tsv
+: >"$RESULTS"
+measure() { # round, target, path
+	local pid up c0 c1 u0 u1 rps reqs p50 p99 errs
+	pid=$(pid_of "$2")
+	up=$(pid_of upstream)
+	c0=$(cpu_ticks "$pid") u0=$(cpu_ticks "$up")
+	wrk_run "$2" "$3" "$DURATION"
+	c1=$(cpu_ticks "$pid") u1=$(cpu_ticks "$up")
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$TMP/wrk.out")
+	reqs=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
+	p50=$(to_us "$(awk '$1 == "50%" {print $2}' "$TMP/wrk.out")")
+	p99=$(to_us "$(awk '$1 == "99%" {print $2}' "$TMP/wrk.out")")
+	errs=$(awk '/Socket errors/ {print}' "$TMP/wrk.out")
+	if [[ -z $rps || -z $reqs || $reqs == 0 ]]; then
+		echo "run.sh: wrk gave no result for $2 ${LABEL[$3]}:" >&2
+		cat "$TMP/wrk.out" >&2
+		exit 1
+	fi
+	[[ -n $errs ]] && echo "  note: $2 ${LABEL[$3]}: $errs" >&2
+	# cpu µs/req = ticks * (1e6 / TCK) / requests
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$3" "$2" "$rps" "$p50" "$p99" \
+		"$(awk -v d=$((c1 - c0)) -v t="$TCK" -v n="$reqs" 'BEGIN {printf "%.1f", d * 1e6 / t / n}')" \
+		"$(awk -v d=$((u1 - u0)) -v t="$TCK" -v n="$reqs" 'BEGIN {printf "%.1f", d * 1e6 / t / n}')" \
+		"$(hwm_kib "$pid")" >>"$RESULTS"
+}
+
+# --- run ---------------------------------------------------------------------
+echo "warm-up: $WARMUP per target and path; then $ROUNDS round(s) of $DURATION at $CONNS connections; $PINNING" >&2
+for p in "${PATHS[@]}"; do
+	for t in "${TARGETS[@]}"; do wrk_run "$t" "$p" "$WARMUP"; done
+done
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "round $r/$ROUNDS ..." >&2
+	for p in "${PATHS[@]}"; do
+		for t in "${TARGETS[@]}"; do measure "$r" "$t" "$p"; done
+	done
+done
+
+# --- report ------------------------------------------------------------------
+# Median over rounds of each figure; vs nginx is the median of the per-round
+# ratio to nginx on the same path. Peak RSS is the high-water mark at the end.
+{
+	echo
+	echo "signpost end-to-end benchmark: $ROUNDS round(s) x $DURATION, $CONNS connections, $THREADS wrk threads; $PINNING"
+	echo "CPU µs/req is user+system time of the proxy (upstream apart) per request; RSS is VmHWM (nginx: master+worker)."
+	((HAVE_HAPROXY)) || echo "haproxy not installed: its rows are skipped (apt-get install -y haproxy)."
+	echo
+	awk -F'\t' -v paths="${PATHS[*]}" -v targets="${TARGETS[*]}" \
+		-v lget="${LABEL[get]}" -v lbig="${LABEL[big]}" -v lpatch="${LABEL[patch400]}" -v lcreate="${LABEL[create3]}" '
+	function median(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
+	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+	{
+		k = $2 SUBSEP $3
+		app(k SUBSEP "rps", $4); app(k SUBSEP "p50", $5); app(k SUBSEP "p99", $6)
+		app(k SUBSEP "cpu", $7); app(k SUBSEP "ucpu", $8); rss[k] = $9
+		rpsr[$1, $2, $3] = $4; rounds[$1] = 1
+	}
+	END {
+		label["get"] = lget; label["big"] = lbig; label["patch400"] = lpatch; label["create3"] = lcreate
+		np = split(paths, P, " "); nt = split(targets, T, " ")
+		printf "| path | target | req/s | p50 | p99 | CPU µs/req | upstream CPU µs/req | peak RSS MiB | req/s vs nginx |\n"
+		printf "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+		for (i = 1; i <= np; i++) for (j = 1; j <= nt; j++) {
+			p = P[i]; t = T[j]; k = p SUBSEP t; ratios = ""
+			for (r in rounds) if (rpsr[r, p, "nginx"] > 0) ratios = ratios " " rpsr[r, p, t] / rpsr[r, p, "nginx"]
+			printf "| %s | %s | %.0f | %s | %s | %.1f | %.1f | %.1f | %.2f |\n", label[p], t,
+				median(L[k SUBSEP "rps"]), lat(median(L[k SUBSEP "p50"])), lat(median(L[k SUBSEP "p99"])),
+				median(L[k SUBSEP "cpu"]), median(L[k SUBSEP "ucpu"]), rss[k] / 1024, median(ratios)
+		}
+	}' "$RESULTS"
+	echo
+	echo "On \"POST 3 faults, before\" signpost answers without calling the upstream; the other targets forward"
+	echo "the request and relay the upstream's bare 400."
+}
