@@ -205,12 +205,7 @@ func TestUnmatchedErrorPassthrough(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var up *httptest.Server
-			if tc.upstream != nil {
-				up = newUpstream(t, tc.upstream)
-			} else {
-				up = cannedUpstream(t, oddAnswers)
-			}
+			up := unmatchedUpstream(t, tc.upstream)
 			sp := startSignpost(t, config, up.URL)
 			for _, c := range tc.cases {
 				t.Run(c.name, func(t *testing.T) {
@@ -230,6 +225,15 @@ func TestUnmatchedErrorPassthrough(t *testing.T) {
 	}
 }
 
+// unmatchedUpstream serves h, or the odd canned answers when h is nil.
+func unmatchedUpstream(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	if h != nil {
+		return newUpstream(t, h)
+	}
+	return cannedUpstream(t, oddAnswers)
+}
+
 // TestUnmatchedErrorWrapped sends the same errors through the shipped
 // rules, whose default policy wraps them: the status is kept, the body is
 // signpost's own with a generic code, the upstream's words are quoted only
@@ -246,12 +250,7 @@ func TestUnmatchedErrorWrapped(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var up *httptest.Server
-			if tc.upstream != nil {
-				up = newUpstream(t, tc.upstream)
-			} else {
-				up = cannedUpstream(t, oddAnswers)
-			}
+			up := unmatchedUpstream(t, tc.upstream)
 			sp := startSignpost(t, ticketsConfig, up.URL)
 			for _, c := range tc.cases {
 				t.Run(c.name, func(t *testing.T) {

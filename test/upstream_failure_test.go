@@ -22,20 +22,31 @@ const (
 
 // TestUpstreamUnavailable puts signpost in front of a closed port: every
 // call gets a structured, retryable 502 instead of an empty one.
+// failureCases are the calls sent to an upstream that cannot answer: with
+// a body, without, and on no route.
+var failureCases = []failureCase{
+	{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
+	{"routed", "GET", "/tickets/T-8841", ``, "get_ticket"},
+	{"unrouted", "GET", "/health", ``, "(unrouted)"},
+}
+
+type failureCase struct{ name, method, path, body, route string }
+
+// bytes is the request body, nil for none.
+func (c failureCase) bytes() []byte {
+	if c.body == "" {
+		return nil
+	}
+	return []byte(c.body)
+}
+
 func TestUpstreamUnavailable(t *testing.T) {
 	t.Parallel()
 	sp := startSignpost(t, ticketsConfig, refusingURL(t))
 
-	for _, tt := range []struct{ name, method, path, body, route string }{
-		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
-		{"routed", "GET", "/tickets/T-8841", ``, "get_ticket"},
-		{"unrouted", "GET", "/health", ``, "(unrouted)"},
-	} {
+	for _, tt := range failureCases {
 		t.Run(tt.name, func(t *testing.T) {
-			var body []byte
-			if tt.body != "" {
-				body = []byte(tt.body)
-			}
+			body := tt.bytes()
 			start := time.Now()
 			got := send(t, tt.method, sp.URL+tt.path, body)
 			if d := time.Since(start); d > waitTimeout {
@@ -71,16 +82,9 @@ func TestUpstreamStopped(t *testing.T) {
 	// server can take it and answer in the stopped upstream's place.
 	release := holdPort(t, addr)
 
-	for _, tt := range []struct{ name, method, path, body, route string }{
-		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
-		{"routed", "GET", "/tickets/T-8841", ``, "get_ticket"},
-		{"unrouted", "GET", "/health", ``, "(unrouted)"},
-	} {
+	for _, tt := range failureCases {
 		t.Run(tt.name, func(t *testing.T) {
-			var body []byte
-			if tt.body != "" {
-				body = []byte(tt.body)
-			}
+			body := tt.bytes()
 			wantJSONError(t, send(t, tt.method, sp.URL+tt.path, body), http.StatusBadGateway, unavailableBody)
 			sp.wantCounter(t, 1, "signpost_upstream_failures_total", "route", tt.route, "code", "upstream_unavailable")
 		})
