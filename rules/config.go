@@ -128,6 +128,9 @@ type Route struct {
 	Name   string
 	Method string // upper case, e.g. PATCH
 	Path   string // gorilla/mux template, e.g. /tickets/{ticket_id}
+	// Description says what the operation does, for the tool's
+	// description; empty when the file gives none.
+	Description string
 	// Fields are in declared order.
 	Fields []*Field
 	// Errors are tried in file order; the first that matches wins.
@@ -189,6 +192,9 @@ type Field struct {
 	// otherwise the parameter, variable or header name. Defaults to Name.
 	Key      string
 	Required bool
+	// Description says what the argument means, for the tool's input
+	// schema; empty when the file gives none. Error messages never use it.
+	Description string
 
 	Enum      []string          // permitted values to list and suggest, in declared order
 	Hidden    []string          // permitted values never listed or suggested

@@ -286,9 +286,9 @@ var (
 	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
 	learnKeys = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
-	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors"}
+	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors", "description"}
 	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length",
-		"hidden", "aliases", "rule", "list_tokens", "lookup"}
+		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
@@ -753,6 +753,8 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 	for _, kv := range pairs {
 		p := join(path, kv.key)
 		switch kv.key {
+		case "description":
+			r.Description = l.description(kv.val, p, "Change a ticket's status")
 		case "method":
 			methodNode = kv.val
 			if s, ok := l.scalar(kv.val, p, "PATCH"); ok {

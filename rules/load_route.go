@@ -33,6 +33,8 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		p := join(path, kv.key)
 		at[kv.key] = l.deref(kv.val)
 		switch kv.key {
+		case "description":
+			f.Description = l.description(kv.val, p, "the ticket's new state")
 		case "in":
 			if s, ok := l.scalar(kv.val, p, "body"); ok {
 				if !contains(locations, s) {
@@ -117,6 +119,19 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		l.lookups = append(l.lookups, pendingLookup{route: r, field: f, ref: lookup})
 	}
 	return f
+}
+
+// description reads a description: text for the tool definition, not
+// empty, with surrounding space trimmed.
+func (l *loader) description(n *yaml.Node, path, example string) string {
+	s, ok := l.scalar(n, path, example)
+	if !ok {
+		return ""
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		l.errorf(l.deref(n), path, "must not be empty; say in a sentence what the model should know, e.g. description: %s, or leave description out", example)
+	}
+	return s
 }
 
 // finishField fills defaults and checks that the constraints fit together.

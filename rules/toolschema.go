@@ -45,8 +45,9 @@ var ToolFormats = []string{"jsonschema", "openai", "anthropic", "mcp"}
 type Tool struct {
 	// Name is the route's name.
 	Name string
-	// Description is "METHOD path", then what a rule says must be called
-	// first, when one names a next call.
+	// Description is the route's own description, when it has one, then
+	// "METHOD path", then what a rule says must be called first, when one
+	// names a next call.
 	Description string
 	Input       *Schema
 }
@@ -69,8 +70,9 @@ type Property struct {
 	// Type is string, integer, number or boolean; empty for a body field
 	// with no constraint, which may hold any JSON value.
 	Type string `json:"type,omitempty"`
-	// Description is the field's rule as messages state it, e.g.
-	// "must be one of: open, pending, closed".
+	// Description is the field's own description, when it has one, then
+	// the field's rule as messages state it, e.g. "the ticket's new state;
+	// must be one of: open, pending, closed".
 	Description string `json:"description,omitempty"`
 	// Enum lists the permitted values, hidden ones left out.
 	Enum      []string `json:"enum,omitempty"`
@@ -100,11 +102,15 @@ func (r *Route) Tool() Tool {
 	return Tool{Name: r.Name, Description: r.toolDescription(), Input: r.InputSchema()}
 }
 
-// toolDescription states the route's method and path, then each call a
-// rule names as the one to make first, in the rule's own words when they
-// quote nothing from the failed request.
+// toolDescription states what the route does, when the file says, its
+// method and path, then each call a rule names as the one to make first,
+// in the rule's own words when they quote nothing from the failed request.
 func (r *Route) toolDescription() string {
-	parts := []string{r.Method + " " + plainTemplate(r.Path)}
+	var parts []string
+	if r.Description != "" {
+		parts = append(parts, strings.TrimRight(r.Description, "."))
+	}
+	parts = append(parts, r.Method+" "+plainTemplate(r.Path))
 	for _, e := range r.Errors {
 		if e.NextCall == nil {
 			continue
@@ -178,6 +184,11 @@ func (f *Field) property() *Property {
 		p.Description = f.Rule
 	case f.Lookup != nil:
 		p.Description = lookupHint(f)
+	}
+	if f.Description != "" && p.Description != "" {
+		p.Description = strings.TrimRight(f.Description, ".") + "; " + p.Description
+	} else if f.Description != "" {
+		p.Description = f.Description
 	}
 	switch {
 	case f.Enum != nil:

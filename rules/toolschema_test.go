@@ -27,6 +27,7 @@ var toolFiles = []struct {
 	{"../configs/tickets.yaml", rules.ToolFormats},
 	{"../configs/addresses.yaml", rules.ToolFormats}, // a catalog of 249 values, one hidden
 	{"testdata/formats.good.yaml", []string{"jsonschema"}},
+	{"testdata/descriptions.good.yaml", []string{"mcp"}},
 }
 
 func TestToolsGolden(t *testing.T) {
