@@ -12,6 +12,7 @@
 //	signpost aliases --from LOGFILE [--config FILE]
 //	signpost demo
 //	signpost version
+//	signpost healthcheck [--admin ADDR] [--ready]
 package main
 
 import (
@@ -44,6 +45,7 @@ Usage:
   signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
   signpost demo                          show a wrong call answered with and without signpost
   signpost version                       print the version
+  signpost healthcheck [--ready]         probe a running signpost's /livez (or /readyz), for container health checks
 
 Each command takes -h for its flags.
 `
@@ -62,6 +64,7 @@ var commands = []struct {
 	{"aliases", aliases},
 	{"demo", demo},
 	{"version", printVersion},
+	{"healthcheck", healthcheck},
 }
 
 // Main runs the command line args and returns the process exit code.
