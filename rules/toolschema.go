@@ -235,6 +235,12 @@ func (f *Field) property() *Property {
 // arguments' patterns state: /events/{event_id:[0-9]+} becomes
 // /events/{event_id}.
 func plainTemplate(tpl string) string {
+	return fillTemplate(tpl, func(name string) string { return "{" + name + "}" })
+}
+
+// fillTemplate replaces each variable of a mux path template with what
+// fill returns for its name.
+func fillTemplate(tpl string, fill func(name string) string) string {
 	var b strings.Builder
 	depth, start := 0, 0
 	for i := 0; i < len(tpl); i++ {
@@ -247,13 +253,40 @@ func plainTemplate(tpl string) string {
 		case c == '}':
 			if depth--; depth == 0 {
 				name, _, _ := strings.Cut(tpl[start:i], ":")
-				b.WriteString("{" + strings.TrimSpace(name) + "}")
+				b.WriteString(fill(strings.TrimSpace(name)))
 			}
 		case depth == 0:
 			b.WriteByte(c)
 		}
 	}
 	return b.String()
+}
+
+// PathVariable is a variable of a route's path template.
+type PathVariable struct {
+	Name string
+	// Pattern is the variable's regex, anchored as mux matches it, or ""
+	// when the template gives none and mux takes one or more characters
+	// other than a slash.
+	Pattern string
+}
+
+// PathVariables returns the variables of the route's path template, in
+// the order the template names them.
+func (r *Route) PathVariables() []PathVariable {
+	vars := templatePatterns(r.Path)
+	out := make([]PathVariable, len(vars))
+	for i, v := range vars {
+		out[i] = PathVariable{Name: v.name, Pattern: v.pattern}
+	}
+	return out
+}
+
+// ExpandPath fills the route's path template with values, each already
+// escaped for a URL path: /tickets/{ticket_id} with ticket_id T-8841 is
+// /tickets/T-8841. A variable values lacks is left empty.
+func (r *Route) ExpandPath(values map[string]string) string {
+	return fillTemplate(r.Path, func(name string) string { return values[name] })
 }
 
 type templateVar struct{ name, pattern string }

@@ -462,3 +462,29 @@ func TestInputSchemaPathVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestPathVariablesAndExpandPath reads a template's variables with their
+// patterns, and fills it with values, nested braces in a regex included.
+func TestPathVariablesAndExpandPath(t *testing.T) {
+	for _, tc := range []struct {
+		path   string
+		vars   []rules.PathVariable
+		values map[string]string
+		want   string
+	}{
+		{"/tickets", nil, nil, "/tickets"},
+		{"/tickets/{ticket_id}", []rules.PathVariable{{Name: "ticket_id"}},
+			map[string]string{"ticket_id": "T-8841"}, "/tickets/T-8841"},
+		{"/rooms/{room:[A-Z]-[0-9]{2}}/slots/{ slot }", []rules.PathVariable{{"room", "^(?:[A-Z]-[0-9]{2})$"}, {"slot", ""}},
+			map[string]string{"room": "R-12", "slot": "a%2Fb"}, "/rooms/R-12/slots/a%2Fb"},
+		{"/a/{x}/b", []rules.PathVariable{{Name: "x"}}, map[string]string{}, "/a//b"},
+	} {
+		r := &rules.Route{Path: tc.path}
+		if got := r.PathVariables(); !slices.Equal(got, tc.vars) {
+			t.Errorf("PathVariables(%s) = %q, want %q", tc.path, got, tc.vars)
+		}
+		if got := r.ExpandPath(tc.values); got != tc.want {
+			t.Errorf("ExpandPath(%s, %v) = %q, want %q", tc.path, tc.values, got, tc.want)
+		}
+	}
+}
