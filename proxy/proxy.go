@@ -47,6 +47,12 @@ type Options struct {
 	MaxConcurrent int
 	// AccessLog logs one line per request.
 	AccessLog bool
+
+	// conns carries exchanges with a plain-http upstream, and fallback
+	// the rest (upgrades, https); Serve shares both across reloads. Nil,
+	// New makes them unless Transport is set.
+	conns    *upstreamConns
+	fallback *http.Transport
 }
 
 // DefaultUpstreamTimeout bounds the wait for upstream response headers.
@@ -54,13 +60,18 @@ const DefaultUpstreamTimeout = 30 * time.Second
 
 // Proxy is the agent-facing handler.
 type Proxy struct {
-	cfg     *rules.Config
-	target  *url.URL
-	router  *mux.Router
-	routes  map[string]*rules.Route
-	rp      *httputil.ReverseProxy
-	metrics *metrics.Metrics
-	log     *slog.Logger
+	cfg    *rules.Config
+	target *url.URL
+	router *mux.Router
+	routes map[string]*rules.Route
+	rp     *httputil.ReverseProxy
+	// conns, when set, carries ordinary exchanges instead of rp, to
+	// upstreamAddr; ownConns is set when this proxy made it.
+	conns        *upstreamConns
+	upstreamAddr string
+	ownConns     bool
+	metrics      *metrics.Metrics
+	log          *slog.Logger
 	// state outlives reloads; ownState is set when this proxy made it.
 	state    *State
 	ownState bool
@@ -111,7 +122,17 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	}
 	transport := opts.Transport
 	if transport == nil {
-		transport = NewTransport(opts.UpstreamTimeout)
+		fallback := opts.fallback
+		if fallback == nil {
+			fallback = NewTransport(opts.UpstreamTimeout)
+		}
+		transport = fallback
+		if directly(target) {
+			p.conns, p.upstreamAddr = opts.conns, hostPort(target)
+			if p.conns == nil {
+				p.conns, p.ownConns = newUpstreamConns(0, opts.UpstreamTimeout), true
+			}
+		}
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -125,6 +146,20 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	return p, nil
+}
+
+// directly reports whether signpost can speak to target itself: plain
+// http, at the root, with no query of its own to merge.
+func directly(target *url.URL) bool {
+	return target.Scheme == "http" && (target.Path == "" || target.Path == "/") && target.RawQuery == "" && target.User == nil
+}
+
+// hostPort returns target's host with its port, 80 when none is given.
+func hostPort(target *url.URL) string {
+	if target.Port() != "" {
+		return target.Host
+	}
+	return net.JoinHostPort(target.Hostname(), "80")
 }
 
 // NewTransport returns an upstream transport sized for a sidecar: many idle
@@ -204,6 +239,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if p.direct(r) {
+		p.forward(w, r, ex)
+		return
+	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
@@ -250,6 +289,9 @@ func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
 func (p *Proxy) Close() {
 	if p.ownState {
 		p.state.Close()
+	}
+	if p.ownConns {
+		p.conns.closeIdle()
 	}
 }
 

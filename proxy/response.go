@@ -29,6 +29,11 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if ex == nil {
 		return nil
 	}
+	return p.modify(res, ex)
+}
+
+// modify is modifyResponse for the exchange ex.
+func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// The caller's id wins over any the upstream set: it is the one the
 	// caller knows and signpost logs.
 	res.Header.Set(RequestIDHeader, ex.id)
@@ -323,12 +328,17 @@ func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
 // upstreamFailed answers for an upstream that could not be reached or did
 // not answer in time, with a body as actionable as a rewritten error.
 func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return // the caller left; nobody reads an answer
-	}
 	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	if ex == nil {
 		ex = &exchange{id: r.Header.Get(RequestIDHeader)}
+	}
+	p.failed(w, r, ex, err)
+}
+
+// failed is upstreamFailed for the exchange ex.
+func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err error) {
+	if r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return // the caller left; nobody reads an answer
 	}
 	routeName := metrics.Unrouted
 	if ex.route != nil {

@@ -91,10 +91,13 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		// after Close; the state drops what it is given then.
 		defer state.Close()
 	}
-	if opts.Transport == nil {
-		t := NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
-		defer t.CloseIdleConnections()
-		opts.Transport = t
+	if opts.Transport == nil && opts.conns == nil {
+		// Shared by every proxy the reloads build, so that a reload keeps
+		// the upstream connections warm.
+		opts.conns = newUpstreamConns(opts.DialTimeout, opts.UpstreamTimeout)
+		defer opts.conns.closeIdle()
+		opts.fallback = NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
+		defer opts.fallback.CloseIdleConnections()
 	}
 	build := func(c *rules.Config) (*Proxy, error) { return New(c, opts.Options) }
 	p, err := build(cfg)

@@ -1,0 +1,254 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// direct reports whether signpost forwards r itself rather than through
+// httputil.ReverseProxy: a plain-http upstream and an ordinary HTTP/1
+// exchange. Protocol upgrades and 100-continue take the general path.
+func (p *Proxy) direct(r *http.Request) bool {
+	if p.conns == nil || r.ProtoMajor != 1 {
+		return false
+	}
+	_, upgrade := r.Header["Upgrade"]
+	_, expect := r.Header["Expect"]
+	return !upgrade && !expect
+}
+
+// forward sends r to the upstream on a pooled connection, lets the rules
+// look at the response, and streams it to the caller.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	send := func(bw *bufio.Writer) error { return p.writeRequest(bw, r, ex.req.Body) }
+	replayable := r.Body == nil || r.Body == http.NoBody || ex.req.Body != nil
+	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, send, replayable, r)
+	if err != nil {
+		p.failed(w, r, ex, err)
+		return
+	}
+	upstream := res.Body
+	defer upstream.Close()
+	_ = p.modify(res, ex)
+	if res.Body != upstream {
+		defer res.Body.Close()
+	}
+
+	h := w.Header()
+	connectionTokens := res.Header["Connection"]
+	for k, vv := range res.Header {
+		if !hopByHop(k) {
+			h[k] = vv
+		}
+	}
+	removeConnectionHeaders(h, connectionTokens)
+	w.WriteHeader(res.StatusCode)
+	if err := copyBody(w, res, flushesAtOnce(res)); err != nil {
+		if errors.Is(err, errUpstreamBody) {
+			// The upstream broke off mid-body; the caller must see the
+			// response cut, not a complete one.
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
+	for k, vv := range res.Trailer {
+		h[http.TrailerPrefix+k] = vv
+	}
+}
+
+// writeRequest writes the request line, headers and body of r as the
+// upstream receives them: hop-by-hop headers dropped, forwarding headers
+// set from the connection rather than trusted from the caller, and the body
+// framed by its length, or chunked when the length is unknown. body, when
+// not nil, is r's body, already read.
+func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) error {
+	bw.WriteString(r.Method)
+	bw.WriteByte(' ')
+	bw.WriteString(r.URL.RequestURI())
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(p.target.Host)
+	bw.WriteString("\r\n")
+	connectionTokens := r.Header["Connection"]
+	for k, vv := range r.Header {
+		if hopByHop(k) || forwarding(k) || k == "Content-Length" || listed(connectionTokens, k) {
+			continue
+		}
+		for _, v := range vv {
+			writeHeader(bw, k, v)
+		}
+	}
+	if te := r.Header["Te"]; len(te) > 0 && listed(te, "trailers") {
+		writeHeader(bw, "Te", "trailers")
+	}
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		writeHeader(bw, "X-Forwarded-For", ip)
+	}
+	writeHeader(bw, "X-Forwarded-Host", r.Host)
+	if r.TLS == nil {
+		writeHeader(bw, "X-Forwarded-Proto", "http")
+	} else {
+		writeHeader(bw, "X-Forwarded-Proto", "https")
+	}
+
+	size := r.ContentLength
+	if body != nil {
+		size = int64(len(body))
+	}
+	streamed := body == nil && r.Body != nil && r.Body != http.NoBody
+	switch {
+	case size > 0 || size == 0 && sendsLength(r.Method):
+		bw.WriteString("Content-Length: ")
+		bw.WriteString(strconv.FormatInt(size, 10))
+		bw.WriteString("\r\n\r\n")
+	case size < 0 && streamed:
+		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+		cw := httputil.NewChunkedWriter(bw)
+		if _, err := copyRequestBody(cw, r.Body); err != nil {
+			return err
+		}
+		if err := cw.Close(); err != nil {
+			return err
+		}
+		_, err := bw.WriteString("\r\n")
+		return err
+	default:
+		_, err := bw.WriteString("\r\n")
+		return err
+	}
+	switch {
+	case body != nil:
+		_, err := bw.Write(body)
+		return err
+	case streamed:
+		n, err := copyRequestBody(bw, io.LimitReader(r.Body, size))
+		if err == nil && n < size {
+			err = errShortBody
+		}
+		return err
+	}
+	return nil
+}
+
+func writeHeader(bw *bufio.Writer, k, v string) {
+	bw.WriteString(k)
+	bw.WriteString(": ")
+	bw.WriteString(v)
+	bw.WriteString("\r\n")
+}
+
+// sendsLength reports whether an empty body is still announced with
+// Content-Length: 0, as http.Transport does for methods that carry one.
+func sendsLength(method string) bool {
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch
+}
+
+// copyRequestBody streams a request body the proxy did not buffer through a
+// pooled buffer.
+func copyRequestBody(dst io.Writer, src io.Reader) (int64, error) {
+	buf := copyBuffers.Get()
+	defer copyBuffers.Put(buf)
+	return io.CopyBuffer(writerOnly{dst}, src, buf)
+}
+
+// writerOnly hides a writer's ReadFrom, so that io.CopyBuffer uses the
+// pooled buffer it is given.
+type writerOnly struct{ io.Writer }
+
+// copyBuffers lend the 32 KiB buffers bodies stream through.
+var copyBuffers = newBufferPool()
+
+// errUpstreamBody marks a copy that failed reading the upstream's body, as
+// opposed to writing to the caller.
+var errUpstreamBody = errors.New("the upstream's body broke off")
+
+// errShortBody is a request body that ended before its Content-Length.
+var errShortBody = errors.New("the request body ended before its declared Content-Length")
+
+// copyBody streams the response body to the caller, flushing each read at
+// once when the response is a stream.
+func copyBody(w http.ResponseWriter, res *http.Response, flush bool) error {
+	buf := copyBuffers.Get()
+	defer copyBuffers.Put(buf)
+	flusher, _ := w.(http.Flusher)
+	for {
+		n, rerr := res.Body.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+			if flush && flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return errUpstreamBody
+		}
+	}
+}
+
+// flushesAtOnce reports whether a response is a stream whose parts the
+// caller needs as they come: server-sent events, or a body of unknown
+// length.
+func flushesAtOnce(res *http.Response) bool {
+	if res.ContentLength == -1 {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+// hopByHop reports whether a header concerns one connection only, so a
+// proxy must not pass it on (RFC 9110, section 7.6.1).
+func hopByHop(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// forwarding reports whether a header says where a request came from.
+// Signpost sets these from the connection it accepted; a caller's own are
+// not passed on, since any caller can write them.
+func forwarding(k string) bool {
+	switch k {
+	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return true
+	}
+	return false
+}
+
+// listed reports whether the comma-separated header values name k.
+func listed(values []string, k string) bool {
+	for _, v := range values {
+		for _, f := range strings.Split(v, ",") {
+			if f = textproto.TrimString(f); f != "" && strings.EqualFold(f, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// removeConnectionHeaders drops the headers a Connection header names.
+func removeConnectionHeaders(h http.Header, connection []string) {
+	for _, v := range connection {
+		for _, f := range strings.Split(v, ",") {
+			if f = textproto.TrimString(f); f != "" {
+				h.Del(f)
+			}
+		}
+	}
+}

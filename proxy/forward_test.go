@@ -1,0 +1,510 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// seen is what an upstream received of one request.
+type seen struct {
+	Method, URI, Host string
+	Header            http.Header
+	Body              string
+	Chunked           bool
+	Length            int64
+}
+
+// echoUpstream answers every request with a JSON account of what it
+// received, and an answer shaped by the request's X-Answer header.
+func echoUpstream(t *testing.T) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s := seen{Method: r.Method, URI: r.RequestURI, Host: r.Host, Header: r.Header, Body: string(body),
+			Chunked: slices.Contains(r.TransferEncoding, "chunked"), Length: r.ContentLength}
+		out, _ := json.Marshal(s)
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		switch r.Header.Get("X-Answer") {
+		case "hop-by-hop":
+			h.Set("Connection", "X-Internal")
+			h.Set("X-Internal", "upstream only")
+			h.Set("Keep-Alive", "timeout=5")
+			h.Set("Proxy-Authenticate", "Basic")
+		case "trailers":
+			h.Set("Trailer", "X-Checksum")
+			w.WriteHeader(http.StatusOK)
+			w.Write(out)
+			w.(http.Flusher).Flush()
+			h.Set("X-Checksum", "abc")
+			return
+		}
+		w.Write(out)
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+// proxyPair serves the test rules in front of upstream twice: directly, and
+// through httputil.ReverseProxy, the general path.
+func proxyPair(t *testing.T, upstream string) (direct, general *httptest.Server) {
+	t.Helper()
+	u, _ := url.Parse(upstream)
+	serve := func(transport http.RoundTripper) *httptest.Server {
+		cfg, err := rules.Load("testdata/rules.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(cfg, Options{Upstream: u, Transport: transport, UpstreamTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.conns != nil) != (transport == nil) {
+			t.Fatalf("direct path in use = %v with transport %v", p.conns != nil, transport)
+		}
+		s := httptest.NewServer(p)
+		t.Cleanup(func() { s.Close(); p.Close() })
+		return s
+	}
+	transport := NewTransport(2 * time.Second)
+	t.Cleanup(transport.CloseIdleConnections)
+	return serve(nil), serve(transport)
+}
+
+// chunkedBody is a request body of unknown length, so the client sends it
+// chunked.
+type chunkedBody struct{ io.Reader }
+
+// TestDirectPathForwardsAsTheGeneralPathDoes sends the same requests
+// through both paths and compares what the upstream received and what the
+// caller got back.
+func TestDirectPathForwardsAsTheGeneralPathDoes(t *testing.T) {
+	up := echoUpstream(t)
+	direct, general := proxyPair(t, up.URL)
+	tests := []struct {
+		name, method, target, body string
+		header                     http.Header
+		chunked                    bool
+	}{
+		{name: "get", method: "GET", target: "/tickets/T-1"},
+		{name: "query kept as sent", method: "GET", target: "/search?q=a%2Fb&x=1&x=2"},
+		{name: "escaped path kept as sent", method: "GET", target: "/files/a%2Fb/c%20d"},
+		{name: "hop-by-hop headers dropped", method: "GET", target: "/tickets/T-1", header: http.Header{
+			"Connection": {"X-Secret, keep-alive"}, "X-Secret": {"caller only"}, "Keep-Alive": {"timeout=5"},
+			"Proxy-Authorization": {"Basic Zm9vOmJhcg=="}, "Proxy-Connection": {"keep-alive"}, "Te": {"trailers, deflate"},
+		}},
+		{name: "forwarding headers set from the connection", method: "GET", target: "/tickets/T-1", header: http.Header{
+			"X-Forwarded-For": {"6.6.6.6"}, "X-Forwarded-Host": {"evil.example"}, "X-Forwarded-Proto": {"https"},
+			"Forwarded": {"for=6.6.6.6"},
+		}},
+		{name: "repeated headers kept in order", method: "GET", target: "/tickets/T-1", header: http.Header{
+			"X-Tag": {"one", "two", "three"}, "Cookie": {"a=1", "b=2"},
+		}},
+		{name: "buffered body on a routed request", method: "PATCH", target: "/tickets/T-1", body: `{"status":"open"}`},
+		{name: "body with a length, unrouted", method: "POST", target: "/elsewhere", body: strings.Repeat("x", 100<<10)},
+		{name: "chunked body, unrouted", method: "POST", target: "/elsewhere", body: strings.Repeat("y", 70<<10), chunked: true},
+		{name: "chunked body, routed and buffered", method: "PATCH", target: "/tickets/T-1", body: `{"status":"open"}`, chunked: true},
+		{name: "empty POST", method: "POST", target: "/elsewhere"},
+		{name: "delete", method: "DELETE", target: "/tickets/T-1"},
+		{name: "head", method: "HEAD", target: "/tickets/T-1"},
+		{name: "hop-by-hop response headers dropped", method: "GET", target: "/tickets/T-1", header: http.Header{"X-Answer": {"hop-by-hop"}}},
+		{name: "trailers passed on", method: "GET", target: "/tickets/T-1", header: http.Header{"X-Answer": {"trailers"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			do := func(base string) (*http.Response, []byte) {
+				var body io.Reader = strings.NewReader(tt.body)
+				if tt.chunked {
+					body = chunkedBody{body}
+				}
+				if tt.body == "" && !tt.chunked {
+					body = nil
+				}
+				req, _ := http.NewRequest(tt.method, base+tt.target, body)
+				for k, vv := range tt.header {
+					req.Header[k] = vv
+				}
+				res, err := http.DefaultTransport.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				b, err := io.ReadAll(res.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res, b
+			}
+			dres, dbody := do(direct.URL)
+			gres, gbody := do(general.URL)
+			if dres.StatusCode != gres.StatusCode {
+				t.Fatalf("status: direct %d, general %d", dres.StatusCode, gres.StatusCode)
+			}
+			for _, h := range []http.Header{dres.Header, gres.Header} {
+				h.Del("Date")
+				h.Del(RequestIDHeader)
+			}
+			if !headersEqual(dres.Header, gres.Header) {
+				t.Errorf("response headers differ:\ndirect  %v\ngeneral %v", dres.Header, gres.Header)
+			}
+			if !headersEqual(dres.Trailer, gres.Trailer) {
+				t.Errorf("trailers differ:\ndirect  %v\ngeneral %v", dres.Trailer, gres.Trailer)
+			}
+			if tt.method == "HEAD" {
+				return
+			}
+			var d, g seen
+			if err := json.Unmarshal(dbody, &d); err != nil {
+				t.Fatalf("direct body %q: %v", dbody, err)
+			}
+			if err := json.Unmarshal(gbody, &g); err != nil {
+				t.Fatalf("general body %q: %v", gbody, err)
+			}
+			for _, s := range []struct {
+				seen  *seen
+				proxy string
+			}{{&d, direct.URL}, {&g, general.URL}} {
+				s.seen.Header.Del(RequestIDHeader)
+				if got, want := s.seen.Header.Get("X-Forwarded-Host"), strings.TrimPrefix(s.proxy, "http://"); got != want {
+					t.Errorf("X-Forwarded-Host = %q; want the host the caller asked for, %q", got, want)
+				}
+				s.seen.Header.Del("X-Forwarded-Host")
+			}
+			if d.Method != g.Method || d.URI != g.URI || d.Host != g.Host || d.Body != g.Body || d.Chunked != g.Chunked || d.Length != g.Length {
+				t.Errorf("upstream saw\ndirect  %s %s host=%s chunked=%v length=%d body=%.40q\ngeneral %s %s host=%s chunked=%v length=%d body=%.40q",
+					d.Method, d.URI, d.Host, d.Chunked, d.Length, d.Body, g.Method, g.URI, g.Host, g.Chunked, g.Length, g.Body)
+			}
+			if !headersEqual(d.Header, g.Header) {
+				t.Errorf("upstream headers differ:\ndirect  %v\ngeneral %v", d.Header, g.Header)
+			}
+			if tt.body != "" && d.Body != tt.body {
+				t.Errorf("upstream got a body of %d bytes, want the %d sent", len(d.Body), len(tt.body))
+			}
+			for _, k := range []string{"X-Secret", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection", "Connection", "Forwarded"} {
+				if v, ok := d.Header[k]; ok {
+					t.Errorf("upstream received %s: %q; it concerns the caller's connection only", k, v)
+				}
+			}
+			if got := d.Header.Get("X-Forwarded-For"); got != "127.0.0.1" {
+				t.Errorf("X-Forwarded-For = %q; want the connection's peer 127.0.0.1 alone", got)
+			}
+			if k := "X-Internal"; dres.Header.Get(k) != "" {
+				t.Errorf("caller received %s: %q; the upstream's Connection header named it", k, dres.Header.Get(k))
+			}
+		})
+	}
+}
+
+func headersEqual(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		if !slices.Equal(av, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// rawUpstream accepts connections on loopback and hands each to serve,
+// counting them.
+func rawUpstream(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (addr string, accepted *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = new(atomic.Int32)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer c.Close()
+				serve(c, bufio.NewReader(c))
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String(), accepted
+}
+
+// directProxy serves the test rules in front of the upstream at addr over
+// the direct path.
+func directProxy(t *testing.T, addr string, timeout time.Duration) *Proxy {
+	t.Helper()
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, Options{Upstream: &url.URL{Scheme: "http", Host: addr}, UpstreamTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+const okResponse = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+func TestDirectPathReusesConnections(t *testing.T) {
+	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(c, okResponse)
+		}
+	})
+	p := directProxy(t, addr, time.Second)
+	for i := range 20 {
+		method, body := "GET", ""
+		if i%2 == 1 {
+			method, body = "PATCH", `{"status":"open"}`
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest(method, "/tickets/T-1", strings.NewReader(body)))
+		if w.Code != 200 || w.Body.String() != "{}" {
+			t.Fatalf("request %d: %d %q", i, w.Code, w.Body)
+		}
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("20 sequential requests opened %d upstream connections; want 1", n)
+	}
+}
+
+// TestDirectPathReplacesConnectionsTheUpstreamClosed has the upstream close
+// each connection after one answer without saying so, as an upstream whose
+// idle timeout fires does: every request must still succeed.
+func TestDirectPathReplacesConnectionsTheUpstreamClosed(t *testing.T) {
+	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		io.WriteString(c, okResponse)
+	})
+	p := directProxy(t, addr, time.Second)
+	requests := []struct{ method, target, body string }{
+		{"GET", "/tickets/T-1", ""},                       // no body: sent again
+		{"PATCH", "/tickets/T-1", `{"status":"open"}`},    // buffered body: sent again
+		{"POST", "/elsewhere", `{"streamed":"not kept"}`}, // streamed body: the connection is probed first
+		{"GET", "/tickets/T-2", ""},
+	}
+	for i, rq := range requests {
+		time.Sleep(10 * time.Millisecond) // let the upstream's close arrive
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest(rq.method, rq.target, strings.NewReader(rq.body)))
+		if w.Code != 200 {
+			t.Fatalf("request %d (%s %s): %d %s", i, rq.method, rq.target, w.Code, w.Body)
+		}
+	}
+	if n := accepted.Load(); n != int32(len(requests)) {
+		t.Errorf("%d requests opened %d connections; want one each", len(requests), n)
+	}
+}
+
+// TestDirectPathDropsConnectionsOutOfStep has the upstream send bytes past
+// the end of its response; the connection must not carry another request.
+func TestDirectPathDropsConnectionsOutOfStep(t *testing.T) {
+	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, okResponse+"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+		}
+	})
+	p := directProxy(t, addr, time.Second)
+	for i := range 3 {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil))
+		if w.Code != 200 || w.Body.String() != "{}" {
+			t.Fatalf("request %d: %d %q; want 200 {}", i, w.Code, w.Body)
+		}
+	}
+	if n := accepted.Load(); n != 3 {
+		t.Errorf("3 requests opened %d connections; want 3, none reused after stray bytes", n)
+	}
+}
+
+func TestDirectPathCutsTheCallerOffWhenTheUpstreamBreaksOff(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"partial\":")
+	})
+	s := httptest.NewServer(directProxy(t, addr, time.Second))
+	defer s.Close()
+	res, err := http.Get(s.URL + "/tickets/T-1")
+	if err != nil {
+		return // cut before the headers were flushed: the caller sees the error
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil {
+		t.Fatalf("caller read %q to a clean end; want the cut to show as an error", b)
+	}
+}
+
+func TestDirectPathAnswersUpstreamFailures(t *testing.T) {
+	stalled, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		http.ReadRequest(br)
+		io.Copy(io.Discard, br) // never answers; returns when the proxy hangs up
+	})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	refused := ln.Addr().String()
+	ln.Close()
+	tests := []struct {
+		name, addr, code string
+		status           int
+	}{
+		{"no answer within the timeout", stalled, "upstream_timeout", 504},
+		{"connection refused", refused, "upstream_unavailable", 502},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := directProxy(t, tt.addr, 200*time.Millisecond)
+			w := httptest.NewRecorder()
+			start := time.Now()
+			p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil))
+			if took := time.Since(start); took > 200*time.Millisecond+time.Second {
+				t.Errorf("answered after %v; the timeout is 200ms", took)
+			}
+			var body struct {
+				Error     string `json:"error"`
+				Retryable bool   `json:"retryable"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != tt.status || body.Error != tt.code || !body.Retryable {
+				t.Errorf("got %d %s; want %d with error %q, retryable", w.Code, w.Body, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+// TestDirectPathStreamsEvents checks that each server-sent event reaches
+// the caller while the upstream is still writing.
+func TestDirectPathStreamsEvents(t *testing.T) {
+	next := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			select {
+			case <-next:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	s := httptest.NewServer(directProxy(t, u.Host, time.Second))
+	defer s.Close()
+	res, err := http.Get(s.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	for i := range 3 {
+		line, err := br.ReadString('\n')
+		if err != nil || line != fmt.Sprintf("data: %d\n", i) {
+			t.Fatalf("event %d: %q, %v", i, line, err)
+		}
+		br.ReadString('\n')
+		next <- struct{}{}
+	}
+}
+
+// TestDirectPathLetsGoWhenTheCallerLeaves cancels a request while the
+// upstream has not answered: the proxy must hang up on the upstream too.
+func TestDirectPathLetsGoWhenTheCallerLeaves(t *testing.T) {
+	hungUp := make(chan struct{})
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		http.ReadRequest(br)
+		io.Copy(io.Discard, br)
+		close(hungUp)
+	})
+	p := directProxy(t, addr, 5*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil).WithContext(ctx))
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case <-hungUp:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the upstream connection stayed open 2s after the caller left")
+	}
+	<-done
+}
+
+func TestDirectPathIsChosenForPlainHTTPUpstreams(t *testing.T) {
+	tests := []struct {
+		upstream string
+		direct   bool
+	}{
+		{"http://127.0.0.1:8081", true},
+		{"http://api.internal", true},
+		{"http://api.internal/", true},
+		{"https://api.example", false},
+		{"http://api.internal/v2", false},
+		{"http://api.internal/?key=1", false},
+	}
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		u, _ := url.Parse(tt.upstream)
+		p, err := New(cfg, Options{Upstream: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.conns != nil; got != tt.direct {
+			t.Errorf("%s: direct = %v; want %v", tt.upstream, got, tt.direct)
+		}
+		p.Close()
+	}
+	u, _ := url.Parse("http://127.0.0.1:8081")
+	p, _ := New(cfg, Options{Upstream: u})
+	defer p.Close()
+	for _, h := range []http.Header{{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}}, {"Expect": {"100-continue"}}} {
+		r := httptest.NewRequest("GET", "/tickets/T-1", bytes.NewReader(nil))
+		r.Header = h
+		if p.direct(r) {
+			t.Errorf("request with %v takes the direct path; want the general one", h)
+		}
+	}
+}

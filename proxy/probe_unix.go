@@ -1,0 +1,31 @@
+//go:build unix
+
+package proxy
+
+import (
+	"net"
+	"syscall"
+)
+
+// stillOpen reports whether the peer has neither closed an idle connection
+// nor sent anything on it, by peeking at the socket without waiting.
+func stillOpen(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	err = rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// Nothing to read yet is the one sign of a healthy idle connection:
+		// a byte is a response nobody asked for, zero bytes a close.
+		open = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+		return true
+	})
+	return err == nil && open
+}

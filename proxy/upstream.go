@@ -1,0 +1,276 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// upstreamConns speaks HTTP/1.1 to plain-http upstreams over kept-alive
+// connections, on the goroutine that serves the caller. http.Transport runs
+// two goroutines per connection and hands every request and response
+// between them over channels; a sidecar with one upstream on loopback pays
+// for that on every call and needs none of it.
+type upstreamConns struct {
+	dialer        net.Dialer
+	headerTimeout time.Duration
+
+	mu     sync.Mutex
+	idle   map[string][]*upConn // by host:port, most recently used last
+	closed bool
+}
+
+// Pool sizes. Idle connections past maxIdlePerHost are closed; one idle
+// longer than idleTimeout is closed instead of reused, and one idle longer
+// than probeAfter is checked for a close from the upstream first.
+const (
+	maxIdlePerHost = 256
+	idleTimeout    = 90 * time.Second
+	probeAfter     = time.Second
+	max1xx         = 8 // informational responses skipped before the final one
+)
+
+func newUpstreamConns(dial, headerTimeout time.Duration) *upstreamConns {
+	return &upstreamConns{
+		dialer:        net.Dialer{Timeout: orDefault(dial, DefaultDialTimeout), KeepAlive: 30 * time.Second},
+		headerTimeout: orDefault(headerTimeout, DefaultUpstreamTimeout),
+		idle:          make(map[string][]*upConn),
+	}
+}
+
+// upConn is one connection to an upstream. Its buffers are lent from pools
+// only while it carries an exchange, so an idle connection costs a socket.
+type upConn struct {
+	net.Conn
+	addr      string
+	idleSince time.Time
+	reused    bool
+	br        *bufio.Reader
+}
+
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+)
+
+// get returns an idle connection to addr, or dials a new one. With probe,
+// an idle connection is checked for a close from the upstream however
+// briefly it was idle: for a request that could not be sent again.
+func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe bool) (*upConn, error) {
+	if !mustBeFresh {
+		if c := u.takeIdle(addr, probe); c != nil {
+			return c, nil
+		}
+	}
+	nc, err := u.dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &upConn{Conn: nc, addr: addr}, nil
+}
+
+func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
+	now := time.Now()
+	for {
+		u.mu.Lock()
+		list := u.idle[addr]
+		if len(list) == 0 {
+			u.mu.Unlock()
+			return nil
+		}
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		u.idle[addr] = list[:len(list)-1]
+		u.mu.Unlock()
+		idle := now.Sub(c.idleSince)
+		if idle < probeAfter && !probe || idle < idleTimeout && stillOpen(c.Conn) {
+			c.reused = true
+			return c
+		}
+		c.Close()
+	}
+}
+
+// put returns a connection whose exchange ended cleanly to the idle list.
+func (u *upstreamConns) put(c *upConn) {
+	if c.br != nil {
+		if c.br.Buffered() > 0 {
+			// Bytes past the end of a response: the upstream is out of
+			// step, and the connection cannot carry another exchange.
+			c.release()
+			c.Close()
+			return
+		}
+		c.release()
+	}
+	c.idleSince = time.Now()
+	u.mu.Lock()
+	if u.closed || len(u.idle[c.addr]) >= maxIdlePerHost {
+		u.mu.Unlock()
+		c.Close()
+		return
+	}
+	u.idle[c.addr] = append(u.idle[c.addr], c)
+	u.mu.Unlock()
+}
+
+func (c *upConn) release() {
+	c.br.Reset(nil)
+	readerPool.Put(c.br)
+	c.br = nil
+}
+
+// discard closes a connection that cannot be reused.
+func (c *upConn) discard() {
+	if c.br != nil {
+		c.release()
+	}
+	c.Close()
+}
+
+// closeIdle closes every idle connection, and any returned later.
+func (u *upstreamConns) closeIdle() {
+	u.mu.Lock()
+	idle := u.idle
+	u.idle, u.closed = make(map[string][]*upConn), true
+	u.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.Close()
+		}
+	}
+}
+
+// aLongTimeAgo is a deadline that has passed, to wake a blocked read or
+// write at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// exchange sends the request written by send on a connection to addr and
+// reads the response headers. The response body reads from the connection
+// and, closed, returns it to the pool when the body was read to its end, or
+// closes it. A connection that turns out to have been closed by the upstream
+// while idle is replaced once, when the request can be sent again.
+func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bufio.Writer) error, replayable bool, req *http.Request) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := u.get(ctx, addr, attempt > 0, !replayable)
+		if err != nil {
+			return nil, err
+		}
+		res, err := u.roundTrip(ctx, c, send, req)
+		if err == nil {
+			return res, nil
+		}
+		c.discard()
+		if attempt == 0 && c.reused && replayable && closedWhileIdle(err) && ctx.Err() == nil {
+			continue
+		}
+		return nil, err
+	}
+}
+
+// closedWhileIdle reports whether err is how a reused connection fails when
+// the upstream closed it before the request arrived.
+func closedWhileIdle(err error) bool {
+	return errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*bufio.Writer) error, req *http.Request) (*http.Response, error) {
+	// One deadline bounds writing the request and waiting for the answer's
+	// headers; a caller that leaves ends both at once.
+	if err := c.SetDeadline(time.Now().Add(u.headerTimeout)); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(aLongTimeAgo) })
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(c)
+	err := send(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	writerPool.Put(bw)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(c)
+	// A connection the upstream closed while it was idle ends before the
+	// first byte; told apart from a response cut short, it may be retried.
+	if _, err := c.br.Peek(1); err != nil {
+		stop()
+		return nil, err
+	}
+	var res *http.Response
+	for i := 0; ; i++ {
+		res, err = http.ReadResponse(c.br, req)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || i == max1xx {
+			break
+		}
+	}
+	if res.StatusCode < 200 {
+		stop()
+		res.Body.Close()
+		return nil, errors.New("the upstream answered " + res.Status + " where a final response was due")
+	}
+	if err := c.SetDeadline(time.Time{}); err != nil {
+		stop()
+		return nil, err
+	}
+	res.Body = &upstreamBody{body: res.Body, conns: u, c: c, stop: stop, keep: !res.Close, eof: res.Body == http.NoBody}
+	return res, nil
+}
+
+// upstreamBody is a response body that gives its connection back once read
+// to its end, and closes it otherwise.
+type upstreamBody struct {
+	body  io.ReadCloser
+	conns *upstreamConns
+	c     *upConn
+	stop  func() bool
+	keep  bool
+	eof   bool
+	done  bool
+}
+
+func (b *upstreamBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	n, err := b.body.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// Close ends the exchange. A body not read to its end closes the
+// connection rather than draining what is left of it.
+func (b *upstreamBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	canceled := !b.stop()
+	if !b.eof || !b.keep || canceled {
+		// Closed first, the connection ends the body's drain at once.
+		b.c.Close()
+		b.body.Close()
+		b.c.release()
+		return nil
+	}
+	b.body.Close()
+	b.conns.put(b.c)
+	return nil
+}
