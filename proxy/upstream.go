@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -228,29 +229,32 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 		stop()
 		return nil, err
 	}
-	res.Body = &upstreamBody{body: res.Body, conns: u, c: c, stop: stop, keep: !res.Close, eof: res.Body == http.NoBody}
+	body := &upstreamBody{body: res.Body, conns: u, c: c, stop: stop, keep: !res.Close}
+	body.eof.Store(res.Body == http.NoBody)
+	res.Body = body
 	return res, nil
 }
 
 // upstreamBody is a response body that gives its connection back once read
-// to its end, and closes it otherwise.
+// to its end, and closes it otherwise. Close may come from another
+// goroutine while a Read waits, as when a stalled body is given up.
 type upstreamBody struct {
 	body  io.ReadCloser
 	conns *upstreamConns
 	c     *upConn
 	stop  func() bool
 	keep  bool
-	eof   bool
-	done  bool
+	eof   atomic.Bool
+	done  atomic.Bool
 }
 
 func (b *upstreamBody) Read(p []byte) (int, error) {
-	if b.done {
+	if b.done.Load() {
 		return 0, http.ErrBodyReadAfterClose
 	}
 	n, err := b.body.Read(p)
 	if err == io.EOF {
-		b.eof = true
+		b.eof.Store(true)
 	}
 	return n, err
 }
@@ -258,16 +262,16 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 // Close ends the exchange. A body not read to its end closes the
 // connection rather than draining what is left of it.
 func (b *upstreamBody) Close() error {
-	if b.done {
+	if !b.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	b.done = true
 	canceled := !b.stop()
-	if !b.eof || !b.keep || canceled {
-		// Closed first, the connection ends the body's drain at once.
+	if !b.eof.Load() || !b.keep || canceled {
+		// Closed first, the connection ends the body's drain at once. Its
+		// read buffer is left to the collector: a Read racing this Close
+		// may still hold it.
 		b.c.Close()
 		b.body.Close()
-		b.c.release()
 		return nil
 	}
 	b.body.Close()
