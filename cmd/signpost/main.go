@@ -13,6 +13,7 @@
 //	signpost demo
 //	signpost version
 //	signpost healthcheck [--admin ADDR] [--ready]
+//	signpost mcp --config FILE [--listen ADDR]
 package main
 
 import (
@@ -46,6 +47,7 @@ Usage:
   signpost demo                          show a wrong call answered with and without signpost
   signpost version                       print the version
   signpost healthcheck [--ready]         probe a running signpost's /livez (or /readyz), for container health checks
+  signpost mcp --config FILE             serve the routes as MCP tools, over stdio or (--listen ADDR) streamable HTTP
 
 Each command takes -h for its flags.
 `
@@ -65,6 +67,7 @@ var commands = []struct {
 	{"demo", demo},
 	{"version", printVersion},
 	{"healthcheck", healthcheck},
+	{"mcp", mcpCmd},
 }
 
 // Main runs the command line args and returns the process exit code.

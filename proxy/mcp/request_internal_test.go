@@ -1,0 +1,105 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// TestNewRequest makes the request each call's arguments describe, or the
+// faults that stop it: path variables escaped into the template, query
+// parameters, headers and body members where the fields say, undeclared
+// arguments in the body of a POST and the query of a GET, and a null left
+// out.
+func TestNewRequest(t *testing.T) {
+	cfg, err := rules.Load("testdata/requests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const uuid = "3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b"
+	for _, tc := range []struct {
+		name, route, args string
+		want              string // the request, as dump writes it, or the body of the faults
+	}{
+		{"every location", "create_event",
+			`{"calendar_id":"` + uuid + `","title":"Launch","status":"live","tenant":"acme","dry_run":true,"colour":"red"}`,
+			"POST /calendars/" + uuid + "/events?dry_run=true\nContent-Type: application/json\nX-Tenant: acme\n\n" +
+				`{"title":"Launch","meta":{"status":"live"},"colour":"red"}`},
+		{"undeclared arguments of a GET go in the query", "get_event", `{"event_id":42,"expand":"attendees","page":2}`,
+			"GET /events/42?expand=attendees&page=2\n\n"},
+		{"a null is an argument left out", "create_event",
+			`{"calendar_id":"` + uuid + `","title":null,"tenant":"acme"}`,
+			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n{}"},
+		{"a path value is escaped", "delete_note", `{"note":"a b?c"}`, "DELETE /notes/a%20b%3Fc\n\n"},
+		{"a member name with gjson syntax stays one member", "create_event",
+			`{"calendar_id":"` + uuid + `","title":"Launch","tenant":"acme","a.b":1,"c*":2}`,
+			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n" + `{"title":"Launch","a.b":1,"c*":2}`},
+		{"a path variable off its template's pattern", "get_event", `{"event_id":"4x"}`,
+			`{"error":"invalid_event_id","field":"event_id","message":"must match the pattern ^(?:[0-9]+)$","received":"4x","retryable":false}`},
+		{"a path variable left out", "get_event", `{"expand":"attendees"}`,
+			`{"error":"invalid_event_id","field":"event_id","message":"is required; must match the pattern ^(?:[0-9]+)$","retryable":false}`},
+		{"no arguments: every fault, in the schema's order", "create_event", ``,
+			`{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+				`{"field":"calendar_id","code":"invalid_calendar_id","message":"is required; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b"},` +
+				`{"field":"title","code":"invalid_title","message":"is required; must be a string of at most 80 characters"},` +
+				`{"field":"tenant","code":"invalid_tenant","message":"is required"}],"retryable":false}`},
+		{"a header value of two lines, beside other faults", "create_event",
+			`{"calendar_id":"` + uuid + `","title":"Launch","status":"LIVE","tenant":"acme\nX-Admin: 1","dry_run":{"yes":true}}`,
+			`{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+				`{"field":"status","code":"invalid_status","message":"must be one of: draft, live","received":"LIVE"},` +
+				`{"field":"tenant","code":"invalid_tenant","message":"must be one line of text, since it is sent as the header X-Tenant","received":"acme\nX-Admin: 1"},` +
+				`{"field":"dry_run","code":"invalid_dry_run","message":"must be one value (a string, number or boolean), not an object, since it is sent as the query parameter dry_run","received":{"yes":true}}],"retryable":false}`},
+		{"arguments that are a string", "delete_note", `"n-1"`,
+			`{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: note","received":"n-1","retryable":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var route *rules.Route
+			for _, r := range cfg.Routes {
+				if r.Name == tc.route {
+					route = r
+				}
+			}
+			req, rejected := newRequest(context.Background(), route, json.RawMessage(tc.args), cfg.Limits)
+			var got string
+			if rejected != nil {
+				got = string(rejected.JSON())
+			} else {
+				got = dump(t, req)
+			}
+			if got != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// dump writes a request as "METHOD path?query", its headers sorted, a
+// blank line and the body.
+func dump(t *testing.T, req *http.Request) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(req.Method + " " + req.URL.RequestURI() + "\n")
+	var names []string
+	for k := range req.Header {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		b.WriteString(k + ": " + strings.Join(req.Header[k], ", ") + "\n")
+	}
+	b.WriteString("\n")
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(body)
+	}
+	return b.String()
+}

@@ -1,0 +1,261 @@
+// Package mcp serves a rule file's routes as MCP tools, over standard input
+// and output (for desktop agents) or streamable HTTP (for remote ones).
+//
+// Each tools/call is made into the HTTP request its route describes and
+// sent through the very pipeline signpost serve runs, on a loopback
+// listener of its own: the same validation, upstream call, rewrite,
+// metrics, admin endpoints and reloads. A success comes back as the
+// upstream's body; an error as a tool execution error carrying signpost's
+// body as structured content and its Text rendering as text.
+//
+// Over MCP every route validates before the upstream sees a call, whatever
+// its validate: says: the input schema is the contract the model was
+// given, so a call that breaks it is answered at once, every fault
+// together, for the model to correct.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// Endpoint is the path the streamable HTTP transport serves.
+const Endpoint = "/mcp"
+
+// DefaultSessionTimeout is how long a streamable HTTP session may stay
+// idle before it is closed; a client that comes back later starts a new
+// one.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// Options configure Serve.
+type Options struct {
+	// Proxy configures the pipeline as it does for signpost serve. Its
+	// Listen is replaced by a loopback port of its own, which only the
+	// tools call; its Load, when set, reloads the tools with the rules.
+	Proxy proxy.ServeOptions
+	// Listen is the address of the streamable HTTP transport, served at
+	// Endpoint. Empty serves one session over In and Out instead.
+	Listen string
+	// In and Out carry the stdio transport; nil means os.Stdin and
+	// os.Stdout.
+	In  io.ReadCloser
+	Out io.WriteCloser
+	// Version is what the server tells clients it is.
+	Version string
+	// Ready, if set, is called once tools can be called, with the
+	// streamable HTTP address (nil over stdio) and the admin address.
+	Ready func(endpoint, admin net.Addr)
+}
+
+// Serve serves cfg's routes as tools until ctx is done or, over stdio,
+// until the client closes its end; then it stops taking calls, lets those
+// in flight finish within the drain timeout, stops the pipeline and
+// returns. Serve owns cfg from then on, and every route of it and of the
+// rules reloads bring validates before the upstream.
+func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
+	log := opts.Proxy.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pipe := newLoopback()
+	defer pipe.close()
+	f := newFront(opts.Version, cfg.Learn.CallerHeader, pipe.send, log)
+	validateBefore(cfg)
+	f.publish(cfg)
+
+	popts := opts.Proxy
+	popts.Log = log
+	popts.Listen = "127.0.0.1:0"
+	if load := popts.Load; load != nil {
+		fixed := popts.Upstream
+		popts.Load = func() (*rules.Config, error) {
+			c, err := load()
+			if err != nil {
+				return nil, err
+			}
+			validateBefore(c)
+			// Without an upstream the pipeline refuses the rules: the
+			// tools stay as they are, like the rules in force.
+			if c.Upstream != nil || fixed != nil {
+				f.publish(c)
+			}
+			return c, nil
+		}
+	}
+	type bound struct{ listen, admin net.Addr }
+	ready := make(chan bound, 1)
+	popts.Ready = func(listen, admin net.Addr) { ready <- bound{listen, admin} }
+	// The pipeline stops after the transport, so that calls in flight
+	// are answered.
+	pctx, stopPipeline := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPipeline()
+	done := make(chan error, 1)
+	go func() { done <- proxy.Serve(pctx, cfg, popts) }()
+	var at bound
+	select {
+	case at = <-ready:
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		stopPipeline()
+		return <-done
+	}
+	pipe.host = at.listen.String()
+
+	var err error
+	if opts.Listen == "" {
+		err = f.serveStdio(ctx, opts, at.admin, len(cfg.Routes))
+	} else {
+		err = f.serveHTTP(ctx, opts, at.admin, len(cfg.Routes))
+	}
+	stopPipeline()
+	return errors.Join(err, <-done)
+}
+
+// validateBefore has every route check its declared fields before the
+// upstream sees a call.
+func validateBefore(cfg *rules.Config) {
+	for _, r := range cfg.Routes {
+		r.Validate = rules.ValidateBefore
+	}
+}
+
+// serveStdio serves one session over opts.In and opts.Out until the
+// client closes its end or ctx is done.
+func (f *front) serveStdio(ctx context.Context, opts Options, admin net.Addr, tools int) error {
+	var t sdk.Transport = &sdk.StdioTransport{}
+	if opts.In != nil || opts.Out != nil {
+		in, out := opts.In, opts.Out
+		if in == nil {
+			in = os.Stdin
+		}
+		if out == nil {
+			out = os.Stdout
+		}
+		t = &sdk.IOTransport{Reader: in, Writer: out}
+	}
+	f.log.Info("serving tools over MCP", "transport", "stdio", "admin", admin.String(), "tools", tools)
+	if opts.Ready != nil {
+		opts.Ready(nil, admin)
+	}
+	err := f.server.Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		err = nil // a signal, or the client hung up: both end the session
+	}
+	f.log.Info("MCP session over stdio ended")
+	return err
+}
+
+// serveHTTP serves the streamable HTTP transport at opts.Listen until ctx
+// is done, then drains it: it closes the streams sessions listen on, and
+// waits for calls in flight up to the drain timeout.
+func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, tools int) error {
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen for MCP clients on %s: %w", opts.Listen, err)
+	}
+	quiet := slog.New(warnings{f.log.Handler()})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.server },
+		&sdk.StreamableHTTPOptions{SessionTimeout: DefaultSessionTimeout, Logger: quiet})
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	mux := http.NewServeMux()
+	mux.Handle(Endpoint, endingWith(streams, h))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "signpost serves MCP at "+Endpoint+", not at "+r.URL.Path, http.StatusNotFound)
+	})
+	p := opts.Proxy
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: positive(p.ReadHeaderTimeout, proxy.DefaultReadHeaderTimeout),
+		IdleTimeout:       positive(p.IdleTimeout, proxy.DefaultIdleTimeout),
+		MaxHeaderBytes:    int(positive(time.Duration(p.MaxHeaderBytes), proxy.DefaultMaxHeaderBytes)),
+		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	f.log.Info("serving tools over MCP", "transport", "streamable-http", "endpoint", "http://"+ln.Addr().String()+Endpoint,
+		"admin", admin.String(), "tools", tools)
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr(), admin)
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		f.log.Error("MCP listener failed", "error", err.Error())
+	}
+	endStreams()
+	drain := positive(p.DrainTimeout, proxy.DefaultDrainTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		_ = srv.Close()
+		f.log.Error("tool calls still in flight after the drain timeout were cut off", "drain_timeout", drain.String())
+		if err == nil {
+			err = fmt.Errorf("tool calls still in flight after the drain timeout (%v) were cut off", drain)
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// endingWith ends the GET streams on which sessions wait for server
+// messages once stop is done, so that a shutdown need not wait for
+// clients to hang up. Calls, made by POST, finish as usual.
+func endingWith(stop context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(stop, cancel)()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func positive(v, fallback time.Duration) time.Duration {
+	if v <= 0 {
+		return fallback
+	}
+	return v
+}
+
+// loopback sends requests to the pipeline's own listener.
+type loopback struct {
+	host   string // the pipeline's address, set once it listens
+	client *http.Client
+}
+
+func newLoopback() *loopback {
+	t := &http.Transport{
+		Proxy:               nil, // never an HTTP proxy from the environment
+		DisableCompression:  true,
+		MaxIdleConns:        64,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return &loopback{client: &http.Client{Transport: t,
+		// A redirect is the upstream's answer to the model, not to follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (l *loopback) send(r *http.Request) (*http.Response, error) {
+	r.URL.Host, r.Host = l.host, l.host
+	return l.client.Do(r)
+}
+
+func (l *loopback) close() { l.client.CloseIdleConnections() }

@@ -1,0 +1,413 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/test/ticketapi"
+)
+
+// wait bounds every wait in these tests.
+const wait = 10 * time.Second
+
+// counting counts the requests an upstream handler serves.
+type counting struct {
+	h http.Handler
+	n atomic.Int64
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.n.Add(1)
+	c.h.ServeHTTP(w, r)
+}
+
+// server is one Serve over stdio pipes in front of the ticket API, with a
+// client session of the SDK's own.
+type server struct {
+	session  *sdk.ClientSession
+	upstream *httptest.Server
+	api      *counting
+	admin    string        // admin base URL
+	changed  chan struct{} // a tools/list_changed notification arrived
+}
+
+// serve runs Serve on the rule file config, over stdio pipes, until the
+// test ends, and connects a client to it.
+func serve(t *testing.T, config string) *server {
+	t.Helper()
+	s := &server{api: &counting{h: ticketapi.New().Handler()}, changed: make(chan struct{}, 8)}
+	s.upstream = httptest.NewServer(s.api)
+	t.Cleanup(s.upstream.Close)
+	cfg, err := rules.Load(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, _ := url.Parse(s.upstream.URL)
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	opts := mcp.Options{
+		Proxy: proxy.ServeOptions{
+			Options: proxy.Options{Upstream: up},
+			Admin:   "127.0.0.1:0",
+			Load:    func() (*rules.Config, error) { return rules.Load(config) },
+		},
+		In: serverIn, Out: serverOut, Version: "test",
+		Ready: func(_, admin net.Addr) { ready <- admin },
+	}
+	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
+	select {
+	case a := <-ready:
+		s.admin = "http://" + a.String()
+	case err := <-done:
+		t.Fatalf("Serve returned before it was ready: %v", err)
+	case <-time.After(wait):
+		t.Fatal("Serve was not ready in time")
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "0"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.changed <- struct{}{} },
+	})
+	cctx, ccancel := context.WithTimeout(ctx, wait)
+	defer ccancel()
+	s.session, err = client.Connect(cctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() {
+		// Closing the client's end is how a desktop agent stops a server.
+		_ = s.session.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(wait):
+			t.Errorf("Serve did not return within %v of the client closing its end", wait)
+		}
+		cancel()
+	})
+	return s
+}
+
+// call calls a tool with arguments given as JSON.
+func (s *server) call(t *testing.T, name, args string) *sdk.CallToolResult {
+	t.Helper()
+	var a any
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		t.Fatalf("arguments %s: %v", args, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: a})
+	if err != nil {
+		t.Fatalf("tools/call %s %s: %v", name, args, err)
+	}
+	return res
+}
+
+// textOf is a result's text content, the one block there is.
+func textOf(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("%d content blocks, want one text block: %+v", len(res.Content), res.Content)
+	}
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// structured is a result's structured content, as compact JSON.
+func structured(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	if res.StructuredContent == nil {
+		return ""
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// sameJSON reports whether a and b hold the same JSON value, members in
+// any order.
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	ax, _ := json.Marshal(x)
+	by, _ := json.Marshal(y)
+	return string(ax) == string(by)
+}
+
+// TestToolsAreTheSchemaExport lists the tools and compares them with what
+// signpost schema --format mcp exports for the same file.
+func TestToolsAreTheSchemaExport(t *testing.T) {
+	const config = "../../configs/tickets.yaml"
+	s := serve(t, config)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	got, err := s.session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export, err := mustLoad(t, config).MarshalTools("mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Tools []struct {
+			Name, Description string
+			InputSchema       json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(export, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != len(want.Tools) {
+		t.Fatalf("%d tools, want %d", len(got.Tools), len(want.Tools))
+	}
+	listed := map[string]*sdk.Tool{}
+	for _, tool := range got.Tools {
+		listed[tool.Name] = tool
+	}
+	for _, w := range want.Tools {
+		tool := listed[w.Name]
+		if tool == nil {
+			t.Errorf("no tool %s", w.Name)
+			continue
+		}
+		schema, _ := json.Marshal(tool.InputSchema)
+		if tool.Description != w.Description || !sameJSON(t, string(schema), string(w.InputSchema)) {
+			t.Errorf("tool %s:\n got %q %s\nwant %q %s", w.Name, tool.Description, schema, w.Description, w.InputSchema)
+		}
+	}
+	if enum := listed["update_ticket"].InputSchema.(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)["enum"]; !sameJSON(t, mustJSON(t, enum), `["open","pending","closed"]`) {
+		t.Errorf("update_ticket's status enum = %v", enum)
+	}
+}
+
+func mustLoad(t *testing.T, file string) *rules.Config {
+	t.Helper()
+	cfg, err := rules.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCalls calls the ticket API's tools the ways a model gets them right
+// and wrong. A success is the upstream's body unchanged; a fault is a tool
+// error with signpost's body as structured content and its text rendering;
+// faults in the arguments never reach the upstream.
+func TestCalls(t *testing.T) {
+	s := serve(t, "../../configs/tickets.yaml")
+	for _, tc := range []struct {
+		name, tool, args string
+		// body is the structured content wanted (for a success, the
+		// upstream's body, which is also the text).
+		body     string
+		isError  bool
+		text     string // for an error: the text rendering wanted
+		upstream int64  // requests the upstream sees
+	}{
+		{name: "a success is the upstream's body", tool: "get_ticket", args: `{"ticket_id":"T-8841"}`,
+			body:     `{"ticket_id":"T-8841","title":"Export fails on large reports","status":"open","priority":"p2","customer_id":"C-1042","assignee":"eng-3","updated_at":"2026-03-11T09:14:02Z"}`,
+			upstream: 1},
+		{name: "a wrong status, with the permitted set", tool: "update_ticket", args: `{"ticket_id":"T-8841","status":"OPEN"}`,
+			isError: true,
+			body:    `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
+			text:    "Error invalid_status in status: must be one of: open, pending, closed (you sent \"OPEN\")\nRetryable: no."},
+		{name: "three wrong fields in one result", tool: "create_ticket",
+			args:    `{"title":"Export fails","status":"OPEN","priority":"high","due_at":"next Friday","customer_id":"C-1042"}`,
+			isError: true,
+			body: `{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
+				`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
+				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"next Friday"}],"retryable":false}`,
+			text: "Error validation_failed: 3 fields were rejected. Correct all of them and call again.\n" +
+				"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n" +
+				"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n" +
+				"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z (you sent \"next Friday\")\n" +
+				"Retryable: no."},
+		{name: "the call to make first", tool: "update_ticket", args: `{"ticket_id":"T-8842","status":"closed"}`,
+			isError: true, upstream: 1,
+			body: `{"error":"ticket_unassigned","message":"ticket must be assigned before it can be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":"T-8842"}},"retryable":false}`,
+			text: "Error ticket_unassigned: ticket must be assigned before it can be closed; call assign_ticket first\nNext call: assign_ticket with {\"ticket_id\":\"T-8842\"}\nRetryable: no."},
+		{name: "a path variable left out", tool: "update_ticket", args: `{"status":"Open"}`,
+			isError: true,
+			body: `{"error":"validation_failed","message":"2 fields were rejected. Correct all of them and call again.","errors":[` +
+				`{"field":"ticket_id","code":"invalid_ticket_id","message":"is required; must match the pattern ^T-[0-9]+$, e.g. T-8841"},` +
+				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"Open"}],"retryable":false}`,
+			text: "Error validation_failed: 2 fields were rejected. Correct all of them and call again.\n" +
+				"- ticket_id: is required; must match the pattern ^T-[0-9]+$, e.g. T-8841\n" +
+				"- status: must be one of: open, pending, closed (you sent \"Open\")\nRetryable: no."},
+		{name: "a path variable that is two segments", tool: "get_ticket", args: `{"ticket_id":"T-1/comments"}`,
+			isError: true,
+			body:    `{"error":"invalid_ticket_id","field":"ticket_id","message":"must match the pattern ^T-[0-9]+$, e.g. T-8841","received":"T-1/comments","retryable":false}`,
+			text:    "Error invalid_ticket_id in ticket_id: must match the pattern ^T-[0-9]+$, e.g. T-8841 (you sent \"T-1/comments\")\nRetryable: no."},
+		{name: "a list where the query takes one value", tool: "search_customers", args: `{"query":["acme","globex"]}`,
+			isError: true,
+			body:    `{"error":"invalid_query","field":"query","message":"must be one value (a string, number or boolean), not an array, since it is sent as the query parameter query","received":["acme","globex"],"retryable":false}`,
+			text:    "Error invalid_query in query: must be one value (a string, number or boolean), not an array, since it is sent as the query parameter query (you sent [\"acme\",\"globex\"])\nRetryable: no."},
+		{name: "arguments that are not an object", tool: "search_customers", args: `["acme"]`,
+			isError: true,
+			body:    `{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: query","received":["acme"],"retryable":false}`,
+			text:    "Error invalid_arguments: the arguments must be one JSON object of named arguments: query (you sent [\"acme\"])\nRetryable: no."},
+		{name: "a number where the query takes text", tool: "search_customers", args: `{"query":1042}`,
+			body: `{"customers":[{"customer_id":"C-1042","name":"Acme Corp"}]}`, upstream: 1},
+		{name: "a created ticket", tool: "create_ticket",
+			args:     `{"title":"Export fails","status":"open","priority":"p2","customer_id":"C-1042","source":"mcp"}`,
+			body:     `{"ticket_id":"T-8843","title":"Export fails","status":"open","priority":"p2","customer_id":"C-1042","updated_at":"2026-03-11T09:14:02Z"}`,
+			upstream: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.api.n.Load()
+			res := s.call(t, tc.tool, tc.args)
+			text := textOf(t, res)
+			if res.IsError != tc.isError {
+				t.Errorf("isError = %t, want %t; text:\n%s", res.IsError, tc.isError, text)
+			}
+			if got := structured(t, res); !sameJSON(t, got, tc.body) {
+				t.Errorf("structured content:\n got %s\nwant %s", got, tc.body)
+			}
+			want := tc.text
+			if !tc.isError {
+				want = tc.body // byte for byte
+			}
+			if text != want {
+				t.Errorf("text:\n%s\nwant:\n%s", text, want)
+			}
+			if n := s.api.n.Load() - before; n != tc.upstream {
+				t.Errorf("the upstream saw %d requests, want %d", n, tc.upstream)
+			}
+		})
+	}
+}
+
+// TestUnknownToolIsAProtocolError: a tool that is not listed is the
+// client's mistake, not the model's.
+func TestUnknownToolIsAProtocolError(t *testing.T) {
+	s := serve(t, "../../configs/tickets.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: "delete_ticket"}); err == nil || !strings.Contains(err.Error(), `unknown tool "delete_ticket"`) {
+		t.Errorf("tools/call delete_ticket: %+v, %v; want a protocol error naming the tool", res, err)
+	}
+}
+
+// TestReloadChangesTheTools reloads a rule file with a route more, through
+// the admin listener: the client is told the list changed, lists the new
+// tool, and its calls are validated before the upstream like the others.
+// The metrics count what the tools were refused.
+func TestReloadChangesTheTools(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tickets.yaml")
+	orig, err := os.ReadFile("../../configs/tickets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, file)
+	more := string(orig) + `
+  list_tickets:
+    method: GET
+    path: /tickets
+    description: List tickets by status
+    fields:
+      status: {required: true, enum: [open, pending, closed]}
+`
+	if err := os.WriteFile(file, []byte(more), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.Post(s.admin+"/-/reload", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /-/reload: %s", res.Status)
+	}
+	select {
+	case <-s.changed:
+	case <-time.After(wait):
+		t.Fatal("no notifications/tools/list_changed after the reload")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	list, err := s.session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, tool := range list.Tools {
+		if tool.Name == "list_tickets" {
+			found = true
+			if tool.Description != "List tickets by status. GET /tickets." {
+				t.Errorf("list_tickets description %q", tool.Description)
+			}
+		}
+	}
+	if !found || len(list.Tools) != 6 {
+		t.Fatalf("after the reload, %d tools without list_tickets: %+v", len(list.Tools), list.Tools)
+	}
+	before := s.api.n.Load()
+	got := s.call(t, "list_tickets", `{"status":"Closed"}`)
+	if !got.IsError || !sameJSON(t, structured(t, got), `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"Closed","retryable":false}`) {
+		t.Errorf("list_tickets with a wrong status: %s", structured(t, got))
+	}
+	if n := s.api.n.Load() - before; n != 0 {
+		t.Errorf("the upstream saw %d requests of a call at fault", n)
+	}
+	metrics := get(t, s.admin+"/metrics")
+	const want = `signpost_rejections_total{code="invalid_status",field="status",route="list_tickets"} 1`
+	if !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+}
+
+func get(t *testing.T, u string) string {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
