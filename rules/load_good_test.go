@@ -41,11 +41,18 @@ func summary(cfg *rules.Config) string {
 	fmt.Fprintf(&b, "limits error_body=%d request_body=%d received=%d errors=%d\n", cfg.Limits.ErrorBody, cfg.Limits.RequestBody, cfg.Limits.Received, cfg.Limits.Errors)
 	fmt.Fprintf(&b, "format %s unmatched %s\n", cfg.Format, cfg.Unmatched)
 	for _, r := range cfg.Routes {
-		fmt.Fprintf(&b, "route %s %s %s @%d:%d body=%t validate=%s format=%s unmatched=%s\n", r.Name, r.Method, r.Path, r.Pos.Line, r.Pos.Column, r.HasBodyFields(), r.Validate, r.Format, r.Unmatched)
+		fmt.Fprintf(&b, "route %s %s %s @%d:%d body=%t validate=%s format=%s unmatched=%s", r.Name, r.Method, r.Path, r.Pos.Line, r.Pos.Column, r.HasBodyFields(), r.Validate, r.Format, r.Unmatched)
+		if r.Description != "" {
+			fmt.Fprintf(&b, " description=%q", r.Description)
+		}
+		b.WriteString("\n")
 		for _, f := range r.Fields {
 			req := ""
 			if f.Required {
 				req = " required"
+			}
+			if f.Description != "" {
+				req += fmt.Sprintf(" description=%q", f.Description)
 			}
 			fmt.Fprintf(&b, "  field %s in=%s key=%s%s @%d:%d: %s\n", f.Name, f.In, f.Key, req, f.Pos.Line, f.Pos.Column, f.Rule)
 		}
@@ -104,32 +111,32 @@ func TestLoadGood(t *testing.T) {
 upstream http://127.0.0.1:8081 listen 127.0.0.1:8080 admin 127.0.0.1:9090
 limits error_body=65536 request_body=1048576 received=64 errors=10
 format json unmatched wrap
-route get_ticket GET /tickets/{ticket_id} @9:3 body=false validate=after format=json unmatched=wrap
-  field ticket_id in=path key=ticket_id required @13:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
-  error[0] @15:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-route update_ticket PATCH /tickets/{ticket_id} @20:3 body=true validate=after format=json unmatched=wrap
+route get_ticket GET /tickets/{ticket_id} @8:3 body=false validate=after format=json unmatched=wrap description="Read one ticket, with its status, priority, customer and assignee"
+  field ticket_id in=path key=ticket_id required @12:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
+  error[0] @14:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
+route update_ticket PATCH /tickets/{ticket_id} @20:3 body=true validate=after format=json unmatched=wrap description="Change a ticket's status"
   field ticket_id in=path key=ticket_id required @24:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
   field status in=body key=status @25:7: must be one of: open, pending, closed
   error[0] @27:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
   error[1] @30:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
   error[2] @35:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="ticket must be assigned before it can be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
-route create_ticket POST /tickets @40:3 body=true validate=after format=json unmatched=wrap
-  field title in=body key=title required @44:7: must be a string of at most 200 characters
-  field status in=body key=status required @45:7: must be one of: open, pending, closed
-  field priority in=body key=priority required @46:7: must be one of: p1, p2, p3
-  field due_at in=body key=due_at @47:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
-  field customer_id in=body key=customer_id required @49:7: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)
-  error[0] @51:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
-  error[1] @54:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="must be one of: p1, p2, p3"
-  error[2] @57:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z"
-  error[3] @60:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer matches {received}; resolve an id with search_customers(query)"
-route assign_ticket POST /tickets/{ticket_id}/assign @65:3 body=true validate=after format=json unmatched=wrap
-  field ticket_id in=path key=ticket_id required @69:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
-  field assignee in=body key=assignee required @70:7: must match the pattern ^eng-[0-9]+$, e.g. eng-3
-  error[0] @72:9 status=400 json=error equals="Invalid assignee" -> invalid_assignee field=assignee message="must match the pattern ^eng-[0-9]+$, e.g. eng-3"
-  error[1] @75:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-route search_customers GET /customers @80:3 body=false validate=after format=json unmatched=wrap
-  field query in=query key=query required @84:7: is required
+route create_ticket POST /tickets @41:3 body=true validate=after format=json unmatched=wrap description="Open a ticket for a customer"
+  field title in=body key=title required description="a one-line summary of the problem" @45:7: must be a string of at most 200 characters
+  field status in=body key=status required @46:7: must be one of: open, pending, closed
+  field priority in=body key=priority required @47:7: must be one of: p1, p2, p3
+  field due_at in=body key=due_at @48:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
+  field customer_id in=body key=customer_id required @50:7: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)
+  error[0] @52:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
+  error[1] @55:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="must be one of: p1, p2, p3"
+  error[2] @58:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z"
+  error[3] @61:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer matches {received}; resolve an id with search_customers(query)"
+route assign_ticket POST /tickets/{ticket_id}/assign @67:3 body=true validate=after format=json unmatched=wrap description="Hand a ticket to an engineer"
+  field ticket_id in=path key=ticket_id required @71:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
+  field assignee in=body key=assignee required description="the engineer's handle" @72:7: must match the pattern ^eng-[0-9]+$, e.g. eng-3
+  error[0] @74:9 status=400 json=error equals="Invalid assignee" -> invalid_assignee field=assignee message="must match the pattern ^eng-[0-9]+$, e.g. eng-3"
+  error[1] @77:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
+route search_customers GET /customers @83:3 body=false validate=after format=json unmatched=wrap description="Find customers by name or id, for the customer_id a ticket needs"
+  field query in=query key=query required description="part of a customer's name or id" @87:7: is required
 `},
 		{"testdata/merge.good.yaml", `
 upstream https://tickets.internal.example:8443/api/v2 listen :8080 admin 127.0.0.1:9091
