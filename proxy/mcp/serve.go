@@ -149,11 +149,22 @@ func (f *front) serveStdio(ctx context.Context, opts Options, admin net.Addr, to
 	if opts.Ready != nil {
 		opts.Ready(nil, admin)
 	}
-	err := f.server.Run(ctx, t)
-	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-		err = nil // a signal, or the client hung up: both end the session
+	session, err := f.server.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("cannot serve MCP over standard input and output: %w", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- session.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = session.Close()
+		err = <-ended
+	case err = <-ended:
 	}
 	f.log.Info("MCP session over stdio ended")
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		return nil // a signal, or the client hung up: both end the session
+	}
 	return err
 }
 
