@@ -160,7 +160,11 @@ func newDocker(t *testing.T, ctx context.Context) *docker {
 	}
 	version, err := d.output(10*time.Second, "docker", "version", "--format", "{{.Server.Version}}")
 	if err != nil {
-		skip("no Docker engine answers (docker version: " + firstLine(err.Error()) + "); the sidecar test needs one")
+		why := lastLine(version) // the client's own words, last
+		if why == "" {
+			why = errors.Unwrap(err).Error()
+		}
+		skip("no Docker engine answers (docker version: " + why + "); the sidecar test needs one")
 	}
 	for _, c := range [][]string{{"docker", "compose"}, {"docker-compose"}} {
 		if _, err := d.output(30*time.Second, append(c, "version")...); err == nil {
@@ -191,7 +195,7 @@ func (d *docker) exec(ctx context.Context, args ...string) (string, error) {
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		return string(out), fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out), nil
 }
@@ -292,11 +296,6 @@ func randomHex(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 func lastLine(s string) string {
