@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -176,6 +177,9 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
 		}
 	}
+	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
 	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
 	if e.Field != "" {
 		attrs = append(attrs, "field", e.Field)
@@ -203,6 +207,9 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 	p.calledOn(ex)
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
+	}
+	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
 	}
 	attrs := []any{"request_id", ex.id, "route", name, "status", up.Status, "action", what}
 	if up.Body != nil {

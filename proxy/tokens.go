@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"github.com/signpost-proxy/signpost/metrics"
@@ -10,7 +11,9 @@ import (
 // tokenCounter counts the tokens of written error bodies off the request
 // path: tokenizing costs tens of microseconds, which a caller should not
 // wait for. When counting falls behind, bodies are left uncounted and that
-// is counted instead.
+// is counted instead. Agents repeat their mistakes, so the same bodies
+// recur: their counts are remembered, and a body seen before is counted on
+// the spot for the price of a hash.
 type tokenCounter struct {
 	jobs chan tokenJob
 	done sync.WaitGroup
@@ -18,27 +21,55 @@ type tokenCounter struct {
 	// after close, and must then drop its body rather than send.
 	mu     sync.RWMutex
 	closed bool
+
+	seed    maphash.Seed
+	knownMu sync.Mutex
+	known   map[uint64]int // token counts by body hash
 }
 
 type tokenJob struct {
 	route string
 	body  []byte
+	hash  uint64
 }
 
-const tokenQueue = 1024
+const (
+	tokenQueue = 1024
+	// knownBodies bounds the remembered counts; past it, they are
+	// forgotten all at once and learned again.
+	knownBodies = 4096
+)
 
 func newTokenCounter(m *metrics.Metrics) *tokenCounter {
-	tc := &tokenCounter{jobs: make(chan tokenJob, tokenQueue)}
+	tc := &tokenCounter{jobs: make(chan tokenJob, tokenQueue), seed: maphash.MakeSeed(), known: make(map[uint64]int)}
 	tc.done.Add(1)
 	go func() {
 		defer tc.done.Done()
 		for j := range tc.jobs {
-			if n := rules.Tokens(string(j.body)); n >= 0 {
+			n := rules.Tokens(string(j.body))
+			tc.remember(j.hash, n)
+			if n >= 0 {
 				m.BodyTokens(j.route, n)
 			}
 		}
 	}()
 	return tc
+}
+
+func (tc *tokenCounter) remember(hash uint64, n int) {
+	tc.knownMu.Lock()
+	if len(tc.known) >= knownBodies {
+		clear(tc.known)
+	}
+	tc.known[hash] = n
+	tc.knownMu.Unlock()
+}
+
+func (tc *tokenCounter) lookup(hash uint64) (int, bool) {
+	tc.knownMu.Lock()
+	n, ok := tc.known[hash]
+	tc.knownMu.Unlock()
+	return n, ok
 }
 
 // observe queues body, which must not change afterwards, for counting.
@@ -49,8 +80,15 @@ func (tc *tokenCounter) observe(m *metrics.Metrics, route string, body []byte) {
 		m.Uncounted()
 		return
 	}
+	hash := maphash.Bytes(tc.seed, body)
+	if n, ok := tc.lookup(hash); ok {
+		if n >= 0 {
+			m.BodyTokens(route, n)
+		}
+		return
+	}
 	select {
-	case tc.jobs <- tokenJob{route, body}:
+	case tc.jobs <- tokenJob{route, body, hash}:
 	default:
 		m.Uncounted()
 	}

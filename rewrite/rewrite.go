@@ -2,8 +2,9 @@
 // caused it into an actionable body: a stable code, the field at fault, the
 // value the request carried, the rule it broke, and whether to retry.
 //
-// Bodies are built with sjson in a fixed key order. Every echoed value is a
-// JSON value in its own member, never spliced into prose.
+// Bodies are written in a fixed key order, appended member by member to one
+// buffer. Every echoed value is a JSON value in its own member, never
+// spliced into prose.
 package rewrite
 
 import (
@@ -14,7 +15,6 @@ import (
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // Media types of the bodies signpost writes.
@@ -75,7 +75,7 @@ func (e *Error) JSON() []byte {
 	o := newObject(160 + len(e.Message) + len(e.Received))
 	o.str("error", e.Code)
 	e.members(&o, "message")
-	return o.b
+	return o.bytes()
 }
 
 // ProblemJSON renders e as RFC 9457 Problem Details: type, title, status
@@ -87,7 +87,7 @@ func (e *Error) ProblemJSON() []byte {
 	o.raw("status", strconv.AppendInt(nil, int64(e.Status), 10))
 	o.str("code", e.Code)
 	e.members(&o, "detail")
-	return o.b
+	return o.bytes()
 }
 
 // members writes what both formats share, the message under messageKey.
@@ -122,7 +122,7 @@ func (e *Error) members(o *object, messageKey string) {
 			if len(en.DidYouMean) > 0 {
 				item.raw("did_you_mean", stringList(en.DidYouMean))
 			}
-			list = append(list, item.b...)
+			list = append(list, item.bytes()...)
 		}
 		o.raw("errors", append(list, ']'))
 	}
@@ -133,8 +133,8 @@ func (e *Error) members(o *object, messageKey string) {
 		for _, a := range c.Arguments {
 			args.raw(a.Name, a.Value)
 		}
-		call.raw("arguments", args.b)
-		o.raw("next_call", call.b)
+		call.raw("arguments", args.bytes())
+		o.raw("next_call", call.bytes())
 	}
 	o.raw("retryable", strconv.AppendBool(nil, e.Retryable))
 	if e.RetryAfter > 0 {
@@ -170,40 +170,31 @@ func suggestions(f *rules.Field, v gjson.Result) []string {
 	return f.Suggest.Suggest(v.Str)
 }
 
-// object builds a JSON object member by member with sjson, in the order
-// the members are set.
+// object builds a JSON object member by member, in the order the members
+// are added, appending to one buffer: a body is written once, never
+// reparsed.
 type object struct{ b []byte }
 
 func newObject(capHint int) object {
-	return object{b: append(make([]byte, 0, capHint), '{', '}')}
+	return object{b: append(make([]byte, 0, capHint), '{')}
 }
 
-func (o *object) str(key, s string) { o.raw(key, appendQuoted(nil, s, -1)) }
+func (o *object) str(key, s string) { o.member(key); o.b = appendQuoted(o.b, s, -1) }
 
-// raw adds a member holding JSON. Keys are signpost's own or declared
-// names and values are valid JSON, so sjson cannot fail here; a key with
-// gjson path characters is escaped so it stays one member.
-func (o *object) raw(key string, raw []byte) {
-	out, err := sjson.SetRawBytesOptions(o.b, escapeKey(key), raw, &sjson.Options{ReplaceInPlace: true})
-	if err != nil {
-		panic("rewrite: sjson rejected member " + strconv.Quote(key) + ": " + err.Error())
+// raw adds a member holding JSON. Keys are signpost's own or declared names
+// and values are valid JSON already, so the object stays valid.
+func (o *object) raw(key string, raw []byte) { o.member(key); o.b = append(o.b, raw...) }
+
+func (o *object) member(key string) {
+	if len(o.b) > 1 {
+		o.b = append(o.b, ',')
 	}
-	o.b = out
+	o.b = appendQuoted(o.b, key, -1)
+	o.b = append(o.b, ':')
 }
 
-func escapeKey(k string) string {
-	if !strings.ContainsAny(k, `.*?|#@!\`) {
-		return k
-	}
-	var b strings.Builder
-	for _, r := range k {
-		if strings.ContainsRune(`.*?|#@!\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// bytes closes the object and returns it.
+func (o *object) bytes() []byte { return append(o.b, '}') }
 
 // Upstream is the upstream's error response as signpost examined it.
 type Upstream struct {

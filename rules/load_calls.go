@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -111,7 +112,12 @@ func (l *loader) resolve(ref *callRef, from *Route, routes map[string]*Route, na
 	}
 	c := &Call{Route: target}
 	ok := true
-	for _, a := range ref.args {
+	for i, a := range ref.args {
+		if slices.ContainsFunc(ref.args[:i], func(b argRef) bool { return b.name == a.name }) {
+			l.errorf(ref.node, ref.path, "passes argument %q twice; name each argument once, e.g. %s(%s)", a.name, target.Name, a.name)
+			ok = false
+			continue
+		}
 		if target.Field(a.name) == nil && !contains(templateVars(target.Path), a.name) {
 			l.errorf(ref.node, ref.path, "%s has no field %q to pass; its fields: %s", target.Name, a.name, fieldNames(target))
 			ok = false

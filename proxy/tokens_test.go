@@ -1,0 +1,50 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// TestTokenCounterRemembersBodies counts a recurring body once and a new
+// one again, with every observation in the histogram.
+func TestTokenCounterRemembersBodies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := &fixture{reg: reg, m: metrics.New(reg)}
+	tc := newTokenCounter(f.m)
+	defer tc.close()
+	bodies := []string{
+		`{"error":"invalid_status","field":"status","received":"OPEN"}`,
+		`{"error":"invalid_status","field":"status","received":"OPEN"}`,
+		`{"error":"invalid_status","field":"status","received":"Open"}`,
+		`{"error":"invalid_status","field":"status","received":"OPEN"}`,
+	}
+	var want float64
+	for i, b := range bodies {
+		tc.observe(f.m, "update_ticket", []byte(b))
+		want += float64(rules.Tokens(b))
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			n, sum := f.histogram(t, "signpost_error_body_tokens", "route", "update_ticket")
+			if n == uint64(i+1) {
+				if sum != want {
+					t.Fatalf("after %d bodies the token sum is %v; want %v", i+1, sum, want)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after %d bodies the histogram has %d samples", i+1, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	tc.knownMu.Lock()
+	remembered := len(tc.known)
+	tc.knownMu.Unlock()
+	if remembered != 2 {
+		t.Errorf("%d counts remembered; want 2, one per distinct body", remembered)
+	}
+}
