@@ -8,6 +8,7 @@ package kubernetes
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,8 +25,13 @@ import (
 )
 
 // rulesFile is the rule file the ConfigMap carries, relative to this
-// directory.
-const rulesFile = "../../configs/tickets.yaml"
+// directory, and configMapFile the manifest that carries it.
+const (
+	rulesFile     = "../../configs/tickets.yaml"
+	configMapFile = "configmap.yaml"
+)
+
+var update = flag.Bool("update", false, "copy "+rulesFile+" into "+configMapFile)
 
 // kustomization is the part of kustomize's Kustomization these manifests
 // use; any other key is an error, as in the API types.
@@ -135,21 +141,21 @@ func TestSidecar(t *testing.T) {
 	}
 	legacy := pod.Containers[0]
 
-	if got := flag(sp.Args, "upstream"); got != "http://"+flag(legacy.Args, "listen") {
-		t.Errorf("signpost --upstream %q, want the legacy API's --listen %q", got, flag(legacy.Args, "listen"))
+	if got := argValue(sp.Args, "upstream"); got != "http://"+argValue(legacy.Args, "listen") {
+		t.Errorf("signpost --upstream %q, want the legacy API's --listen %q", got, argValue(legacy.Args, "listen"))
 	}
-	if addr := flag(legacy.Args, "listen"); !strings.HasPrefix(addr, "127.0.0.1:") {
+	if addr := argValue(legacy.Args, "listen"); !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Errorf("legacy --listen %q, want 127.0.0.1 only, so that nothing bypasses signpost", addr)
 	}
-	if got := flag(sp.Args, "listen"); got != ":"+strconv.Itoa(int(port(t, sp, "http"))) {
+	if got := argValue(sp.Args, "listen"); got != ":"+strconv.Itoa(int(port(t, sp, "http"))) {
 		t.Errorf("signpost --listen %q, want its http port %d", got, port(t, sp, "http"))
 	}
-	if got := flag(sp.Args, "admin"); got != ":"+strconv.Itoa(int(port(t, sp, "admin"))) {
+	if got := argValue(sp.Args, "admin"); got != ":"+strconv.Itoa(int(port(t, sp, "admin"))) {
 		t.Errorf("signpost --admin %q, want its admin port %d", got, port(t, sp, "admin"))
 	}
 
 	// The rules: the ConfigMap, mounted read-only where --config reads.
-	config := flag(sp.Args, "config")
+	config := argValue(sp.Args, "config")
 	var mount *corev1.VolumeMount
 	for i, vm := range sp.VolumeMounts {
 		if strings.HasPrefix(config, vm.MountPath+"/") {
@@ -169,7 +175,12 @@ func TestSidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, ok := m.configMap.Data[key]; !ok || got != string(want) {
-		t.Errorf("ConfigMap %s key %q differs from %s; copy it in, indented by four spaces", m.configMap.Name, key, rulesFile)
+		if *update {
+			copyRules(t, key, want)
+			return
+		}
+		t.Errorf("ConfigMap %s key %q in %s differs from %s; go test -run TestSidecar -update copies it in",
+			m.configMap.Name, key, configMapFile, rulesFile)
 	}
 }
 
@@ -284,6 +295,31 @@ func TestSecurityAndResources(t *testing.T) {
 	}
 }
 
+// copyRules rewrites configMapFile with rules as its key, which must be the
+// manifest's last: everything up to the key's line is kept.
+func copyRules(t *testing.T, key string, rules []byte) {
+	t.Helper()
+	b, err := os.ReadFile(configMapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, ok := bytes.Cut(b, []byte("\n  "+key+": |\n"))
+	if !ok {
+		t.Fatalf("%s has no line %q to copy the rules under", configMapFile, "  "+key+": |")
+	}
+	out := append(head, "\n  "+key+": |\n"...)
+	for _, line := range strings.SplitAfter(string(rules), "\n") {
+		if line != "\n" {
+			out = append(out, "    "...)
+		}
+		out = append(out, line...)
+	}
+	if err := os.WriteFile(configMapFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("copied %s into %s", rulesFile, configMapFile)
+}
+
 // signpost returns the pod's signpost container.
 func signpost(t *testing.T, pod corev1.PodSpec) corev1.Container {
 	t.Helper()
@@ -304,8 +340,8 @@ func names(cs []corev1.Container) []string {
 	return out
 }
 
-// flag returns the value of --name=value in args, or "".
-func flag(args []string, name string) string {
+// argValue returns the value of --name=value in args, or "".
+func argValue(args []string, name string) string {
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
 			return v
