@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -43,8 +44,9 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 	}
 	b := &builder{route: route, lim: lim, vars: map[string]string{}, query: url.Values{}, header: http.Header{},
 		faults: map[string]rewrite.Entry{}, shape: map[string]rewrite.Entry{}}
-	if route.Method == http.MethodPost || route.Method == http.MethodPut || route.Method == http.MethodPatch {
-		b.body = []byte("{}")
+	switch route.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		b.takesBody, b.body = true, []byte("{}")
 	}
 	vars := route.PathVariables()
 	args.ForEach(func(k, v gjson.Result) bool {
@@ -70,8 +72,8 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 	}
 	req, err := http.NewRequestWithContext(ctx, route.Method, target, body)
 	if err != nil {
-		// Escaped values in a template the rules checked make a valid URL.
-		panic("mcp: the request for " + route.Name + " has no valid URL: " + err.Error())
+		return nil, rewrite.Failure(http.StatusInternalServerError, "invalid_route",
+			"signpost cannot make a request URL from the path template of "+route.Name+"; the call did not take effect", false)
 	}
 	maps.Copy(req.Header, b.header)
 	return req, nil
@@ -86,6 +88,8 @@ type builder struct {
 	query  url.Values
 	header http.Header
 	body   []byte // nil for a method without a body, unless a body field is given
+	// takesBody says the method carries a body: POST, PUT or PATCH.
+	takesBody bool
 	// faults are arguments that cannot be put where they belong; shape
 	// are path variables the router would not match.
 	faults, shape map[string]rewrite.Entry
@@ -103,7 +107,7 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 		in, key = f.In, f.Key
 	case isVariable(vars, name):
 		in = rules.InPath
-	case b.body != nil:
+	case b.takesBody:
 		in, key = rules.InBody, escapeMember(name)
 	}
 	if in == rules.InBody {
@@ -148,7 +152,7 @@ func (b *builder) checkPath(vars []rules.PathVariable) {
 		value, given := b.vars[v.Name]
 		pattern, rule := segment, "must be one path segment: text without a slash"
 		if v.Pattern != "" {
-			pattern, rule = regexp.MustCompile(v.Pattern), "must match the pattern "+v.Pattern
+			pattern, rule = compiled(v.Pattern), "must match the pattern "+v.Pattern
 		}
 		switch {
 		case !given:
@@ -162,6 +166,24 @@ func (b *builder) checkPath(vars []rules.PathVariable) {
 
 // segment is what a path variable without a regex matches.
 var segment = regexp.MustCompile(`^[^/]+$`)
+
+// patterns holds the compiled regexes of path variables, by source.
+var patterns sync.Map
+
+// compiled returns a path variable's regex, compiled once. The router
+// compiled the same source when the rules were loaded; one that does not
+// compile here matches nothing.
+func compiled(source string) *regexp.Regexp {
+	if re, ok := patterns.Load(source); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(source)
+	if err != nil {
+		re = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+	}
+	patterns.Store(source, re)
+	return re
+}
 
 // fault records an argument that cannot be put where it belongs.
 func (b *builder) fault(name string, v gjson.Result, message string) {

@@ -61,8 +61,8 @@ type Options struct {
 // Serve serves cfg's routes as tools until ctx is done or, over stdio,
 // until the client closes its end; then it stops taking calls, lets those
 // in flight finish within the drain timeout, stops the pipeline and
-// returns. Serve owns cfg from then on, and every route of it and of the
-// rules reloads bring validates before the upstream.
+// returns. Serve takes cfg over: its routes, and those of every reload,
+// are set to validate before the upstream.
 func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 	log := opts.Proxy.Log
 	if log == nil {
