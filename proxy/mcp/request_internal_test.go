@@ -38,7 +38,7 @@ func TestNewRequest(t *testing.T) {
 			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n{}"},
 		{"a path value is escaped", "delete_note", `{"note":"a b?c"}`, "DELETE /notes/a%20b%3Fc\n\n"},
 		{"a DELETE with a body field keeps undeclared arguments in the query", "archive_note", `{"note":"n-1","reason":"dup","force":true}`,
-			"DELETE /notes/n-1?force=true\nContent-Type: application/json\n\n" + `{"reason":"dup"}`},
+			"DELETE /archive/n-1?force=true\nContent-Type: application/json\n\n" + `{"reason":"dup"}`},
 		{"a member name with gjson syntax stays one member", "create_event",
 			`{"calendar_id":"` + uuid + `","title":"Launch","tenant":"acme","a.b":1,"c*":2}`,
 			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n" + `{"title":"Launch","a.b":1,"c*":2}`},
