@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -62,8 +61,7 @@ const DefaultUpstreamTimeout = 30 * time.Second
 type Proxy struct {
 	cfg    *rules.Config
 	target *url.URL
-	router *mux.Router
-	routes map[string]*rules.Route
+	routes *routeIndex
 	rp     *httputil.ReverseProxy
 	// conns, when set, carries ordinary exchanges instead of rp, to
 	// upstreamAddr; ownConns is set when this proxy made it.
@@ -95,8 +93,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	p := &Proxy{
 		cfg:     cfg,
 		target:  target,
-		router:  mux.NewRouter(),
-		routes:  make(map[string]*rules.Route, len(cfg.Routes)),
+		routes:  newRouteIndex(cfg.Routes),
 		metrics: opts.Metrics,
 		log:     opts.Log,
 
@@ -115,10 +112,6 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
-	}
-	for _, r := range cfg.Routes {
-		p.router.NewRoute().Name(r.Name).Methods(r.Method).Path(r.Path)
-		p.routes[r.Name] = r
 	}
 	transport := opts.Transport
 	if transport == nil {
@@ -278,11 +271,7 @@ func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
 // RouteFor returns the declared route a request goes to, with its path
 // variables, or nil when no route declares it.
 func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
-	var m mux.RouteMatch
-	if p.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
-		return p.routes[m.Route.GetName()], m.Vars
-	}
-	return nil, nil
+	return p.routes.find(r)
 }
 
 // Close stops the proxy's background work once requests have drained.

@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// routeIndex finds the route a request goes to without trying every route.
+// Routes sit in a tree by method and then by the literal segments their
+// path starts with, up to the first variable; a request walks down the
+// tree along its own path and tries only the routes met on the way, in the
+// order the file declares them. gorilla/mux alone tries every route in
+// turn, which grows with the file.
+type routeIndex struct {
+	byMethod map[string]*routeNode
+}
+
+// routeNode holds the routes whose literal prefix ends here, and the
+// nodes one literal segment further.
+type routeNode struct {
+	routes []indexed
+	next   map[string]*routeNode
+}
+
+type indexed struct {
+	order int // the route's place in the file: the earlier declared wins
+	route *rules.Route
+	match *mux.Route
+}
+
+func newRouteIndex(routes []*rules.Route) *routeIndex {
+	ix := &routeIndex{byMethod: make(map[string]*routeNode)}
+	router := mux.NewRouter()
+	for i, r := range routes {
+		n := ix.byMethod[r.Method]
+		if n == nil {
+			n = &routeNode{}
+			ix.byMethod[r.Method] = n
+		}
+		for seg, rest := cutSegment(r.Path); seg != "" || rest != ""; seg, rest = cutSegment(rest) {
+			if strings.Contains(seg, "{") {
+				break
+			}
+			if n.next == nil {
+				n.next = make(map[string]*routeNode)
+			}
+			child := n.next[seg]
+			if child == nil {
+				child = &routeNode{}
+				n.next[seg] = child
+			}
+			n = child
+		}
+		n.routes = append(n.routes, indexed{i, r, router.NewRoute().Methods(r.Method).Path(r.Path)})
+	}
+	return ix
+}
+
+// cutSegment splits "/a/b/c" into "a" and "/b/c"; rest is "" after the
+// last segment.
+func cutSegment(path string) (seg, rest string) {
+	if path == "" {
+		return "", ""
+	}
+	path = strings.TrimPrefix(path, "/")
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		return path[:i], path[i:]
+	}
+	return path, ""
+}
+
+// find returns the first declared route matching r, with its path
+// variables.
+func (ix *routeIndex) find(r *http.Request) (*rules.Route, map[string]string) {
+	n := ix.byMethod[r.Method]
+	if n == nil {
+		return nil, nil
+	}
+	// The routes met along the path, one list per level, each in file
+	// order; they are merged by order as they are tried.
+	var room [8][]indexed
+	levels := room[:0]
+	path := r.URL.Path
+	for n != nil {
+		if len(n.routes) > 0 {
+			levels = append(levels, n.routes)
+		}
+		if n.next == nil || path == "" {
+			break
+		}
+		var seg string
+		seg, path = cutSegment(path)
+		n = n.next[seg]
+	}
+	for {
+		best := -1
+		for i := range levels {
+			if len(levels[i]) > 0 && (best < 0 || levels[i][0].order < levels[best][0].order) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil, nil
+		}
+		e := levels[best][0]
+		levels[best] = levels[best][1:]
+		var m mux.RouteMatch
+		if e.match.Match(r, &m) && m.MatchErr == nil {
+			return e.route, m.Vars
+		}
+	}
+}
