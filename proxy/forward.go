@@ -153,17 +153,14 @@ func sendsLength(method string) bool {
 // copyRequestBody streams a request body the proxy did not buffer through a
 // pooled buffer.
 func copyRequestBody(dst io.Writer, src io.Reader) (int64, error) {
-	buf := copyBuffers.Get()
-	defer copyBuffers.Put(buf)
+	buf := largeBuffers.Get()
+	defer largeBuffers.Put(buf)
 	return io.CopyBuffer(writerOnly{dst}, src, buf)
 }
 
 // writerOnly hides a writer's ReadFrom, so that io.CopyBuffer uses the
 // pooled buffer it is given.
 type writerOnly struct{ io.Writer }
-
-// copyBuffers lend the 32 KiB buffers bodies stream through.
-var copyBuffers = newBufferPool()
 
 // errUpstreamBody marks a copy that failed reading the upstream's body, as
 // opposed to writing to the caller.
@@ -175,8 +172,9 @@ var errShortBody = errors.New("the request body ended before its declared Conten
 // copyBody streams the response body to the caller, flushing each read at
 // once when the response is a stream.
 func copyBody(w http.ResponseWriter, res *http.Response, flush bool) error {
-	buf := copyBuffers.Get()
-	defer copyBuffers.Put(buf)
+	pool := buffersFor(res.ContentLength)
+	buf := pool.Get()
+	defer pool.Put(buf)
 	flusher, _ := w.(http.Flusher)
 	for {
 		n, rerr := res.Body.Read(buf)

@@ -135,7 +135,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		Transport:      transport,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.upstreamFailed,
-		BufferPool:     newBufferPool(),
+		BufferPool:     largeBuffers,
 		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	return p, nil

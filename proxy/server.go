@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -185,7 +186,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
 		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File,
-		"reload", opts.Load != nil, "watch", opts.Load != nil && opts.Watch)
+		"reload", opts.Load != nil, "watch", opts.Load != nil && opts.Watch, "gomaxprocs", runtime.GOMAXPROCS(0))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr(), aln.Addr())
 	}

@@ -110,6 +110,7 @@ Flags:
 	p.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tuneGC()
 	if err := mcp.Serve(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "signpost mcp: %v\n", err)
 		return exitFindings

@@ -126,6 +126,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	tuneGC()
 	if err := proxy.Serve(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
 		return exitFindings

