@@ -9,8 +9,11 @@
 # BENCH_CONNECTIONS (64), BENCH_THREADS (2), BENCH_QUICK (unset).
 #
 # Needs wrk, nginx and Go; HAProxy is optional (its rows are skipped if it is
-# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18106
-# and is stopped on exit. Servers are pinned to CPU 0 and wrk to CPU 1 when
+# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18108
+# and is stopped on exit. Besides the table of paths, it measures signpost
+# serving a generated file of 1,000 routes with 10 error rules each (the
+# "signpost-1k" rows), resident memory at 256 connections and while 1 MiB
+# bodies stream, and checks each figure against the project's bars. Servers are pinned to CPU 0 and wrk to CPU 1 when
 # there are two CPUs and taskset exists.
 set -euo pipefail
 
@@ -27,6 +30,7 @@ if [[ -n ${BENCH_QUICK:-} ]]; then
 fi
 
 UP_PORT=18101 SP_PORT=18102 SP_ADMIN=18103 PLAIN_PORT=18104 NGINX_PORT=18105 HAP_PORT=18106
+BIG_PORT=18107 BIG_ADMIN=18108
 
 # --- prerequisites -----------------------------------------------------------
 missing=()
@@ -44,9 +48,9 @@ HAVE_HAPROXY=1
 command -v haproxy >/dev/null 2>&1 || HAVE_HAPROXY=0
 command -v curl >/dev/null 2>&1 || { echo "run.sh: curl not found (used for the sanity checks): apt-get install -y curl" >&2; exit 2; }
 
-for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT; do
+for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18106 first" >&2
+		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18108 first" >&2
 		exit 2
 	fi
 done
@@ -75,6 +79,10 @@ echo "building into $TMP ..." >&2
 go build -o "$TMP/signpost" ./cmd/signpost
 go build -o "$TMP/upstream" ./test/bench/upstream
 go build -o "$TMP/plainproxy" ./test/bench/plainproxy
+go run ./test/bench/genrules -routes 1000 -rules 10 >"$TMP/rules-1k.yaml"
+load_start=$(date +%s%N)
+"$TMP/signpost" check "$TMP/rules-1k.yaml" >/dev/null
+LOAD_MS=$((($(date +%s%N) - load_start) / 1000000))
 
 # --- configs -----------------------------------------------------------------
 mkdir -p "$TMP/nginx"
@@ -165,10 +173,13 @@ wait_port upstream $UP_PORT
 start signpost "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" \
 	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$SP_PORT" \
 	--admin "127.0.0.1:$SP_ADMIN" --watch=false --log-level error
+start signpost1k "$TMP/signpost" serve --config "$TMP/rules-1k.yaml" \
+	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$BIG_PORT" \
+	--admin "127.0.0.1:$BIG_ADMIN" --watch=false --log-level error
 start plain "$TMP/plainproxy" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$UP_PORT"
 start nginx nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log"
-TARGETS=(signpost plain nginx)
-declare -A PORT=([signpost]=$SP_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
+TARGETS=(signpost signpost1k plain nginx)
+declare -A PORT=([signpost]=$SP_PORT [signpost1k]=$BIG_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
 if ((HAVE_HAPROXY)); then
 	start haproxy haproxy -db -f "$TMP/haproxy.cfg"
 	TARGETS+=(haproxy)
@@ -177,6 +188,9 @@ for t in "${TARGETS[@]}"; do wait_port "$t" "${PORT[$t]}"; done
 
 # --- paths -------------------------------------------------------------------
 PATHS=(get big patch400 create3)
+# serves PATH TARGET: whether the target is measured on the path. The
+# 1,000-route file declares the ticket routes only, last.
+serves() { [[ $2 != signpost1k || $1 == get || $1 == patch400 ]]; }
 declare -A URLPATH=([get]=/tickets/T-1 [big]=/big [patch400]=/tickets/T-1 [create3]=/tickets)
 declare -A SCRIPT=([get]="" [big]="" [patch400]=$TMP/patch.lua [create3]=$TMP/create.lua)
 declare -A LABEL=(
@@ -190,6 +204,7 @@ declare -A LABEL=(
 declare -A WANT=([get]=200 [big]=200 [patch400]=400 [create3]=400)
 for t in "${TARGETS[@]}"; do
 	for p in "${PATHS[@]}"; do
+		serves "$p" "$t" || continue
 		args=(-s -o "$TMP/sanity.body" -w '%{http_code}' "http://127.0.0.1:${PORT[$t]}${URLPATH[$p]}")
 		case $p in
 		patch400) args+=(-X PATCH -H 'Content-Type: application/json' --data '{"status":"OPEN"}') ;;
@@ -278,12 +293,44 @@ measure() { # round, target, path
 # --- run ---------------------------------------------------------------------
 echo "warm-up: $WARMUP per target and path; then $ROUNDS round(s) of $DURATION at $CONNS connections; $PINNING" >&2
 for p in "${PATHS[@]}"; do
-	for t in "${TARGETS[@]}"; do wrk_run "$t" "$p" "$WARMUP"; done
+	for t in "${TARGETS[@]}"; do serves "$p" "$t" && wrk_run "$t" "$p" "$WARMUP"; done
 done
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r/$ROUNDS ..." >&2
 	for p in "${PATHS[@]}"; do
-		for t in "${TARGETS[@]}"; do measure "$r" "$t" "$p"; done
+		for t in "${TARGETS[@]}"; do serves "$p" "$t" && measure "$r" "$t" "$p"; done
+	done
+done
+
+# --- memory ------------------------------------------------------------------
+# Resident memory while a load runs, sampled every 100 ms: the small success
+# at 256 connections, and 1 MiB bodies streaming at 64.
+rss_kib() { # pid: summed VmRSS of the process tree, KiB
+	local sum=0 p v
+	for p in $(descendants "$1"); do
+		v=$(awk '/^VmRSS:/ {print $2}' /proc/"$p"/status 2>/dev/null || true)
+		sum=$((sum + ${v:-0}))
+	done
+	echo "$sum"
+}
+MEMORY=$TMP/memory.tsv
+: >"$MEMORY"
+URLPATH[huge]=/huge
+SCRIPT[huge]=""
+echo "memory: 256 connections on the small success, 64 on 1 MiB bodies ..." >&2
+for spec in "get 256" "huge 64"; do
+	set -- $spec
+	for t in signpost plain nginx; do
+		pid=$(pid_of "$t") peak=0
+		CONNS=$2 wrk_run "$t" "$1" "$DURATION" &
+		load=$!
+		while kill -0 "$load" 2>/dev/null; do
+			v=$(rss_kib "$pid")
+			((v > peak)) && peak=$v
+			sleep 0.1
+		done
+		wait "$load" || true
+		printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$t" "$peak" >>"$MEMORY"
 	done
 done
 
@@ -294,9 +341,10 @@ done
 	echo
 	echo "signpost end-to-end benchmark: $ROUNDS round(s) x $DURATION, $CONNS connections, $THREADS wrk threads; $PINNING"
 	echo "CPU µs/req is user+system time of the proxy (upstream apart) per request; RSS is VmHWM (nginx: master+worker)."
+	echo "signpost-1k serves a generated file of 1,000 routes with 10 error rules each, the measured routes declared last."
 	((HAVE_HAPROXY)) || echo "haproxy not installed: its rows are skipped (apt-get install -y haproxy)."
 	echo
-	awk -F'\t' -v paths="${PATHS[*]}" -v targets="${TARGETS[*]}" \
+	awk -F'\t' -v paths="${PATHS[*]}" -v targets="${TARGETS[*]}" -v memory="$MEMORY" -v load_ms="$LOAD_MS" \
 		-v lget="${LABEL[get]}" -v lbig="${LABEL[big]}" -v lpatch="${LABEL[patch400]}" -v lcreate="${LABEL[create3]}" '
 	function median(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
@@ -305,6 +353,16 @@ done
 	}
 	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
 	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+	# ratio(p, t, q, u): median over rounds of req/s of t on p over u on q.
+	function ratio(p, t, q, u,   r, s) {
+		s = ""
+		for (r in rounds) if (rpsr[r, q, u] > 0 && rpsr[r, p, t] > 0) s = s " " rpsr[r, p, t] / rpsr[r, q, u]
+		return s == "" ? 0 : median(s)
+	}
+	function bar(what, value, op, limit, unit,   ok) {
+		ok = op == ">=" ? value >= limit : value <= limit
+		printf "| %s | %.2f%s | %s %s%s | %s |\n", what, value, unit, op, limit, unit, ok ? "met" : "NOT MET"
+	}
 	{
 		k = $2 SUBSEP $3
 		app(k SUBSEP "rps", $4); app(k SUBSEP "p50", $5); app(k SUBSEP "p99", $6)
@@ -317,12 +375,28 @@ done
 		printf "| path | target | req/s | p50 | p99 | CPU µs/req | upstream CPU µs/req | peak RSS MiB | req/s vs nginx |\n"
 		printf "|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
 		for (i = 1; i <= np; i++) for (j = 1; j <= nt; j++) {
-			p = P[i]; t = T[j]; k = p SUBSEP t; ratios = ""
-			for (r in rounds) if (rpsr[r, p, "nginx"] > 0) ratios = ratios " " rpsr[r, p, t] / rpsr[r, p, "nginx"]
+			p = P[i]; t = T[j]; k = p SUBSEP t
+			if (!((k SUBSEP "rps") in L)) continue
 			printf "| %s | %s | %.0f | %s | %s | %.1f | %.1f | %.1f | %.2f |\n", label[p], t,
 				median(L[k SUBSEP "rps"]), lat(median(L[k SUBSEP "p50"])), lat(median(L[k SUBSEP "p99"])),
-				median(L[k SUBSEP "cpu"]), median(L[k SUBSEP "ucpu"]), rss[k] / 1024, median(ratios)
+				median(L[k SUBSEP "cpu"]), median(L[k SUBSEP "ucpu"]), rss[k] / 1024, ratio(p, t, p, "nginx")
 		}
+		while ((getline line < memory) > 0) {
+			split(line, f, "\t"); mem[f[1], f[3]] = f[4] / 1024; memconns[f[1]] = f[2]
+		}
+		printf "\n| resident memory under load (peak VmRSS) | signpost | plain | nginx |\n|---|---:|---:|---:|\n"
+		printf "| small success, %d connections | %.1f MiB | %.1f MiB | %.1f MiB |\n", memconns["get"], mem["get", "signpost"], mem["get", "plain"], mem["get", "nginx"]
+		printf "| 1 MiB success, %d connections | %.1f MiB | %.1f MiB | %.1f MiB |\n", memconns["huge"], mem["huge", "signpost"], mem["huge", "plain"], mem["huge", "nginx"]
+
+		printf "\n| bar | measured | wanted | |\n|---|---:|---:|---|\n"
+		bar("small success: signpost req/s vs nginx", ratio("get", "signpost", "get", "nginx"), ">=", 0.6, "×")
+		bar("small success: signpost req/s vs the plain Go proxy", ratio("get", "signpost", "get", "plain"), ">=", 1.3, "×")
+		bar("rewritten 400 req/s vs signpost'"'"'s own small success", ratio("patch400", "signpost", "get", "signpost"), ">=", 0.85, "×")
+		bar("small success: p99 vs nginx", median(L["get" SUBSEP "signpost" SUBSEP "p99"]) / median(L["get" SUBSEP "nginx" SUBSEP "p99"]), "<=", 1.5, "×")
+		bar("1,000 routes vs 10: small success req/s", ratio("get", "signpost1k", "get", "signpost"), ">=", 0.9, "×")
+		bar("1,000 routes vs 10: rewritten 400 req/s", ratio("patch400", "signpost1k", "patch400", "signpost"), ">=", 0.9, "×")
+		bar("1,000 routes x 10 rules: load and check", load_ms / 1000, "<=", 1, " s")
+		bar("RSS at 256 connections, small success", mem["get", "signpost"], "<=", 40, " MiB")
 	}' "$RESULTS"
 	echo
 	echo "On \"POST 3 faults, before\" signpost answers without calling the upstream; the other targets forward"

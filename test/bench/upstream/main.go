@@ -3,6 +3,7 @@
 //
 //	GET   /tickets/{id}  200, a small JSON ticket
 //	GET   /big           200, a 64 KiB JSON body
+//	GET   /huge          200, a 1 MiB JSON body
 //	PATCH /tickets/{id}  400 {"error":"Invalid status"} unless status is open, pending or closed; else 200
 //	POST  /tickets       400 {"error":"Invalid status"} unless status is open, pending or closed; else 201
 //
@@ -24,6 +25,7 @@ var (
 	ticket        = []byte(`{"id":"T-1","title":"Printer on fire","status":"open","priority":"p2","customer_id":"C-1042"}`)
 	invalidStatus = []byte(`{"error":"Invalid status"}`)
 	big           = bigBody(64 << 10)
+	huge          = bigBody(1 << 20)
 )
 
 // bigBody returns a JSON document of exactly n bytes.
@@ -73,6 +75,9 @@ func main() {
 	})
 	mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
 		write(w, http.StatusOK, big)
+	})
+	mux.HandleFunc("GET /huge", func(w http.ResponseWriter, r *http.Request) {
+		write(w, http.StatusOK, huge)
 	})
 	mux.HandleFunc("PATCH /tickets/{id}", func(w http.ResponseWriter, r *http.Request) {
 		if !validStatus(r) {
