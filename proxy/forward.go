@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -199,11 +198,7 @@ func copyBody(w http.ResponseWriter, res *http.Response, flush bool) error {
 // caller needs as they come: server-sent events, or a body of unknown
 // length.
 func flushesAtOnce(res *http.Response) bool {
-	if res.ContentLength == -1 {
-		return true
-	}
-	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	return mt == "text/event-stream"
+	return res.ContentLength == -1 || isEventStream(res.Header)
 }
 
 // hopByHop reports whether a header concerns one connection only, so a

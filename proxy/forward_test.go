@@ -514,3 +514,45 @@ func TestDirectPathIsChosenForPlainHTTPUpstreams(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectPathBoundsSmallBodiesOnly has the upstream pause mid-body for
+// longer than the upstream timeout: a stream of unknown length may take
+// its time, a small body with a length must arrive within the bound.
+func TestDirectPathBoundsSmallBodiesOnly(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	tests := []struct {
+		name, head, first, rest string
+		whole                   bool
+	}{
+		{"a stream waits for the upstream", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
+			"5\r\nfirst\r\n", "4\r\nlast\r\n0\r\n\r\n", true},
+		{"a small body is cut at the bound", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\n",
+			"first", "last", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				io.WriteString(c, tt.head+tt.first)
+				time.Sleep(2 * timeout)
+				io.WriteString(c, tt.rest)
+			})
+			s := httptest.NewServer(directProxy(t, addr, timeout))
+			defer s.Close()
+			res, err := http.Get(s.URL + "/stream")
+			var body []byte
+			if err == nil {
+				body, err = io.ReadAll(res.Body)
+				res.Body.Close()
+			}
+			if tt.whole && (err != nil || string(body) != "firstlast") {
+				t.Errorf("got %q, %v; want the whole body, firstlast", body, err)
+			}
+			if !tt.whole && err == nil {
+				t.Errorf("got %q in full; want the body cut at the timeout", body)
+			}
+		})
+	}
+}

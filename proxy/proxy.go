@@ -28,8 +28,10 @@ type Options struct {
 	// Upstream overrides the rule file's upstream base URL.
 	Upstream *url.URL
 	// UpstreamTimeout bounds the wait for the upstream's response headers,
-	// and again the reading of an error body signpost examines. Zero means
-	// 30 seconds.
+	// and again the reading of an error body signpost examines. On the
+	// direct path, a body of known length up to 64 KiB must also arrive
+	// within it; longer bodies and streams take as long as they take.
+	// Zero means 30 seconds.
 	UpstreamTimeout time.Duration
 	// Transport replaces the upstream transport, for tests.
 	Transport http.RoundTripper
@@ -177,6 +179,7 @@ func NewTransport(headerTimeout time.Duration) *http.Transport {
 // exchange is what the proxy keeps of one request for its response.
 type exchange struct {
 	id      string       // the request id, forwarded and returned
+	idValue []string     // id as a header value, shared by both directions
 	route   *rules.Route // nil when no route declares the request
 	req     rewrite.Request
 	remote  string // the client address
@@ -192,7 +195,8 @@ type exchangeKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr, outcome: metrics.OutcomeSuccess}
-	r.Header.Set(RequestIDHeader, ex.id)
+	ex.idValue = []string{ex.id}
+	r.Header[RequestIDHeader] = ex.idValue
 	defer p.finish(ex, r, start)
 	if p.busy != nil {
 		select {
@@ -288,9 +292,12 @@ func (p *Proxy) Close() {
 func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 	body, ctype := p.render(ex, e)
 	h := w.Header()
-	h.Set("Content-Type", ctype)
+	h["Content-Type"] = headerValue(ctype)
 	h.Set("Content-Length", itoa(len(body)))
-	h.Set(RequestIDHeader, ex.id)
+	if ex.idValue == nil {
+		ex.idValue = []string{ex.id}
+	}
+	h[RequestIDHeader] = ex.idValue
 	ex.status = e.Status
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"slices"
@@ -37,7 +36,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// The caller's id wins over any the upstream set: it is the one the
 	// caller knows and signpost logs.
-	res.Header.Set(RequestIDHeader, ex.id)
+	res.Header[RequestIDHeader] = ex.idValue
 	status := res.StatusCode
 	ex.status = status
 	if status < 400 {
@@ -235,12 +234,29 @@ func replaceBody(res *http.Response, body []byte, contentType string) {
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
-	h.Set("Content-Type", contentType)
+	h["Content-Type"] = headerValue(contentType)
 	h.Set("Content-Length", itoa(len(body)))
 	for _, k := range staleHeaders {
 		h.Del(k)
 	}
 }
+
+// headerValue returns the header value v, shared for the media types of
+// the bodies signpost writes: header values are never changed in place.
+func headerValue(v string) []string {
+	switch v {
+	case rewrite.ContentType:
+		return jsonType
+	case rewrite.ProblemContentType:
+		return problemType
+	}
+	return []string{v}
+}
+
+var (
+	jsonType    = []string{rewrite.ContentType}
+	problemType = []string{rewrite.ProblemContentType}
+)
 
 // staleHeaders describe the body a rewrite replaces, so they go with it.
 var staleHeaders = []string{"Content-Encoding", "Content-Md5", "Content-Range", "Content-Digest",
@@ -252,9 +268,12 @@ func (p *Proxy) oversized(route string) {
 	}
 }
 
+// isEventStream reports whether a response is server-sent events. Only the
+// media type is compared, without parsing parameters: this runs on every
+// response.
 func isEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
-	return mt == "text/event-stream"
+	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
 var errTooLarge = errors.New("body larger than the buffering bound")

@@ -35,6 +35,9 @@ const (
 	idleTimeout    = 90 * time.Second
 	probeAfter     = time.Second
 	max1xx         = 8 // informational responses skipped before the final one
+	// boundedBody is the largest response body that must arrive within the
+	// upstream timeout, like the headers before it.
+	boundedBody = 64 << 10
 )
 
 func newUpstreamConns(dial, headerTimeout time.Duration) *upstreamConns {
@@ -52,7 +55,9 @@ type upConn struct {
 	addr      string
 	idleSince time.Time
 	reused    bool
-	br        *bufio.Reader
+	// deadline is the one in force on the connection; zero is none.
+	deadline time.Time
+	br       *bufio.Reader
 }
 
 var (
@@ -184,9 +189,14 @@ func closedWhileIdle(err error) bool {
 
 func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*bufio.Writer) error, req *http.Request) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
-	// headers; a caller that leaves ends both at once.
-	if err := c.SetDeadline(time.Now().Add(u.headerTimeout)); err != nil {
-		return nil, err
+	// headers; a caller that leaves ends both at once. Setting it costs a
+	// timer update, so a deadline set for an earlier exchange is kept while
+	// at least three quarters of the timeout remain.
+	if now := time.Now(); c.deadline.IsZero() || c.deadline.Sub(now) < u.headerTimeout*3/4 {
+		c.deadline = now.Add(u.headerTimeout)
+		if err := c.SetDeadline(c.deadline); err != nil {
+			return nil, err
+		}
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(aLongTimeAgo) })
 	bw := writerPool.Get().(*bufio.Writer)
@@ -225,9 +235,14 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 		res.Body.Close()
 		return nil, errors.New("the upstream answered " + res.Status + " where a final response was due")
 	}
-	if err := c.SetDeadline(time.Time{}); err != nil {
-		stop()
-		return nil, err
+	// A small body arrives within the same bound; one of unknown or large
+	// size streams for as long as the upstream takes.
+	if res.ContentLength < 0 || res.ContentLength > boundedBody {
+		c.deadline = time.Time{}
+		if err := c.SetDeadline(c.deadline); err != nil {
+			stop()
+			return nil, err
+		}
 	}
 	body := &upstreamBody{body: res.Body, conns: u, c: c, stop: stop, keep: !res.Close}
 	body.eof.Store(res.Body == http.NoBody)

@@ -23,6 +23,8 @@ type Request struct {
 	Body []byte
 
 	bodyChecked, bodyJSON bool
+	// text is Body as a string, made once for every field read from it.
+	text string
 }
 
 // Value returns field f's value in the request: the JSON value as sent for
@@ -32,9 +34,12 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 	case rules.InBody:
 		if !r.bodyChecked {
 			r.bodyJSON, r.bodyChecked = r.Body != nil && rules.IsJSON(r.Body), true
+			if r.bodyJSON {
+				r.text = string(r.Body)
+			}
 		}
 		if r.bodyJSON {
-			return lastValue(r.Body, f.Key)
+			return lastValue(r.text, f.Key)
 		}
 	case rules.InQuery:
 		if r.Query == nil {
@@ -59,11 +64,11 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 // read it: where an object repeats a key, parsers keep the last one, while
 // gjson finds the first. Plain dotted paths are walked member by member;
 // paths with gjson's query syntax fall back to gjson's own lookup.
-func lastValue(body []byte, path string) gjson.Result {
+func lastValue(body string, path string) gjson.Result {
 	if strings.ContainsAny(path, `*?#|@!\`+"`") {
-		return gjson.GetBytes(body, path)
+		return gjson.Get(body, path)
 	}
-	cur := gjson.ParseBytes(body)
+	cur := gjson.Parse(body)
 	for key := range strings.SplitSeq(path, ".") {
 		var found gjson.Result
 		switch {

@@ -11,14 +11,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"io"
 	"log"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 var (
@@ -46,19 +46,15 @@ func write(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// validStatus reports whether the request body holds a status the API accepts.
+// validStatus reports whether the request body holds a status the API
+// accepts. gjson finds it without decoding the body, so that the stand-in
+// spends as little as it can of the CPU it shares with the proxy.
 func validStatus(r *http.Request) bool {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		return false
 	}
-	var v struct {
-		Status string `json:"status"`
-	}
-	if json.NewDecoder(bytes.NewReader(body)).Decode(&v) != nil {
-		return false
-	}
-	switch v.Status {
+	switch gjson.GetBytes(body, "status").String() {
 	case "open", "pending", "closed":
 		return true
 	}
