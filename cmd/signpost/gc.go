@@ -18,3 +18,10 @@ func tuneGC() {
 		debug.SetGCPercent(sidecarGOGC)
 	}
 }
+
+// loaded hands back to the system the memory that loading the rules used
+// and no longer needs: parsing a large rule file takes several times the
+// heap the compiled rules keep (about 70 MB for 1,000 routes with 10 rules
+// each, which keep 17 MB), and the runtime would otherwise return it only
+// gradually.
+func loaded() { debug.FreeOSMemory() }

@@ -80,12 +80,14 @@ Flags:
 		fmt.Fprintf(stderr, "signpost mcp: %v\n", err)
 		return exitUsage
 	}
+	tuneGC()
 	cfg, err := rules.Load(*config)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fmt.Fprintf(stderr, "signpost mcp: refusing to start: %s has problems; signpost check %s lists them too\n", *config, *config)
 		return exitUsage
 	}
+	loaded()
 	opts := mcp.Options{Listen: *listen, Version: version}
 	p := &opts.Proxy
 	if *upstream != "" {
@@ -110,7 +112,6 @@ Flags:
 	p.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tuneGC()
 	if err := mcp.Serve(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "signpost mcp: %v\n", err)
 		return exitFindings

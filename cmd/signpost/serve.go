@@ -78,12 +78,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
 		return exitUsage
 	}
+	tuneGC()
 	cfg, err := rules.Load(*config)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		fmt.Fprintf(stderr, "signpost serve: refusing to start: %s has problems; signpost check %s lists them too\n", *config, *config)
 		return exitUsage
 	}
+	loaded()
 	var opts proxy.ServeOptions
 	if *upstream != "" {
 		if opts.Upstream, err = rules.ParseUpstream(*upstream); err != nil {
@@ -126,7 +128,6 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tuneGC()
 	if err := proxy.Serve(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
 		return exitFindings
