@@ -160,3 +160,27 @@ func BenchmarkRewritePath(b *testing.B) {
 		serveLoop(b, p, "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, 400)
 	})
 }
+
+// discard is a ResponseWriter that keeps nothing of the body, so that a
+// benchmark's memory is the proxy's alone.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(int)             {}
+
+// BenchmarkStreamLargeBody streams 64 KiB and 1 MiB successes through the
+// handler: the memory per request must not grow with the body.
+func BenchmarkStreamLargeBody(b *testing.B) {
+	for _, size := range []int{64 << 10, 1 << 20} {
+		up := loopbackUpstream(b, 200, bytes.Repeat([]byte("a"), size))
+		p := benchProxy(b, up, Options{})
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				p.ServeHTTP(&discard{h: http.Header{}}, httptest.NewRequest("GET", "/big", nil))
+			}
+		})
+	}
+}
