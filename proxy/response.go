@@ -66,7 +66,10 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		p.oversized(name)
 		return p.unreadable(res, ex, name, up, policy, "oversized")
 	}
-	stall := time.AfterFunc(p.bodyTimeout, func() { res.Body.Close() })
+	// The timer closes the body it was given: res.Body may be replaced
+	// while the timer's goroutine still runs.
+	upstreamBody := res.Body
+	stall := time.AfterFunc(p.bodyTimeout, func() { upstreamBody.Close() })
 	raw, err := readHead(res.Body, limit)
 	stall.Stop()
 	if err != nil {
