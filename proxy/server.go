@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,9 +39,13 @@ type ServeOptions struct {
 	// Ready, if set, is called with the bound addresses once both listeners
 	// accept connections (useful with port 0).
 	Ready func(listen, admin net.Addr)
-	// DrainTimeout bounds how long shutdown waits for requests in flight.
-	// Zero means 10 seconds.
+	// DrainTimeout bounds how long shutdown waits for requests in flight
+	// once the agents' listener is closed. Zero means 10 seconds.
 	DrainTimeout time.Duration
+	// ShutdownDelay is how long /readyz answers 503 before the agents'
+	// listener closes, while requests are still served, so that load
+	// balancers stop sending new ones first. Zero closes it at once.
+	ShutdownDelay time.Duration
 
 	// Load reads the rules again for a reload. Nil turns reloading off:
 	// no watching, signals ignored, no POST /-/reload.
@@ -100,6 +105,11 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		opts.fallback = NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
 		defer opts.fallback.CloseIdleConnections()
 	}
+	if opts.budget == nil {
+		// One budget for every proxy the reloads build: requests still
+		// served by old rules hold buffers too.
+		opts.budget = NewBudget(opts.BufferBudget, opts.Metrics)
+	}
 	build := func(c *rules.Config) (*Proxy, error) { return New(c, opts.Options) }
 	p, err := build(cfg)
 	if err != nil {
@@ -143,12 +153,18 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		ErrorLog:          errorLog,
 	}
 	probe := &upstreamProbe{timeout: time.Second, ttl: 5 * time.Second}
+	// stopping is set when shutdown begins: readiness fails from then on.
+	var stopping atomic.Bool
 	a := Admin{
 		Gatherer: reg,
 		Current:  rl.Proxy,
 		Reloads:  rl.Status,
 		Ready: func() []Check {
-			return []Check{{"rules", nil}, {"upstream", probe.check(rl.Proxy().target)}}
+			var down error
+			if stopping.Load() {
+				down = errShuttingDown
+			}
+			return []Check{{"rules", nil}, {"upstream", probe.check(rl.Proxy().target)}, {"shutdown", down}}
 		},
 	}
 	var adminHandler http.Handler
@@ -196,7 +212,14 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		log.Error("listener failed", "error", err.Error())
 	}
 	stopReloads()
+	// Readiness fails before the listener closes, so that a load balancer
+	// polling /readyz stops sending requests while they are still taken.
+	stopping.Store(true)
 	drain := orDefault(opts.DrainTimeout, DefaultDrainTimeout)
+	log.Info("shutting down", "shutdown_delay", opts.ShutdownDelay.String(), "drain_timeout", drain.String())
+	if err == nil && opts.ShutdownDelay > 0 {
+		time.Sleep(opts.ShutdownDelay)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	// Shutdown closes the agents' listener, then waits for requests in
@@ -214,6 +237,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	return err
 }
+
+// errShuttingDown is the readiness check that fails once shutdown begins.
+var errShuttingDown = errors.New("signpost is shutting down; send new requests elsewhere")
 
 // withReload serves POST /-/reload in front of the admin handler h: it
 // reloads the rules and answers 200 with the time they were loaded, or 422

@@ -27,6 +27,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("upstream-timeout", proxy.DefaultUpstreamTimeout, "how long to wait for the upstream's response headers")
 	dial := fs.Duration("upstream-dial-timeout", proxy.DefaultDialTimeout, "how long to wait for a connection to the upstream")
 	drain := fs.Duration("drain-timeout", proxy.DefaultDrainTimeout, "how long shutdown waits for requests in flight")
+	shutdownDelay := fs.Duration("shutdown-delay", 0, "on SIGTERM, how long /readyz answers 503 while requests are still taken, before the listener closes and requests in flight drain")
 	watch := fs.Bool("watch", true, "reload the rules when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
 	readHeader := fs.Duration("read-header-timeout", proxy.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
 	read := fs.Duration("read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
@@ -107,6 +108,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Listen, opts.Admin = *listen, *admin
 	opts.UpstreamTimeout, opts.DrainTimeout, opts.DialTimeout = *timeout, *drain, *dial
+	if *shutdownDelay < 0 {
+		fmt.Fprintf(stderr, "signpost serve: --shutdown-delay %v: must be 0 (close at once) or a positive duration, e.g. --shutdown-delay 5s\n", *shutdownDelay)
+		return exitUsage
+	}
+	opts.ShutdownDelay = *shutdownDelay
 	opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = *readHeader, *read, *write, *idle
 	opts.MaxHeaderBytes = *maxHeader
 	if *maxConcurrent < 0 {
