@@ -4,16 +4,27 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
 
-// appendQuoted appends s as a JSON string, cut to max characters with a
-// visible marker. Control characters, U+2028, U+2029 and DEL are escaped and
-// invalid UTF-8 becomes U+FFFD, so that no echoed byte reaches the caller
-// raw: the value can end a string only where this function ends it.
-func appendQuoted(dst []byte, s string, max int) []byte {
+// appendQuoted appends s, signpost's own text, as a JSON string, cut to max
+// characters with a visible marker (max < 0: never cut). Quotes,
+// backslashes and every invisible code point are escaped (see escaped) and
+// invalid UTF-8 becomes U+FFFD, so that no byte of s reaches the caller raw:
+// the value can end a string only where this function ends it.
+func appendQuoted(dst []byte, s string, max int) []byte { return quote(dst, s, max, false) }
+
+// appendEcho is appendQuoted for a value signpost did not write: a request's
+// value or text captured from the upstream. It also escapes < and >, so an
+// echoed value can never close or open a tag (</tool_result>) in the text a
+// model reads.
+func appendEcho(dst []byte, s string, max int) []byte { return quote(dst, s, max, true) }
+
+func quote(dst []byte, s string, max int, markup bool) []byte {
 	dst = append(dst, '"')
 	n := 0
 	for i := 0; i < len(s); {
@@ -36,10 +47,21 @@ func appendQuoted(dst []byte, s string, max int) []byte {
 			dst = append(dst, '\\', 'r')
 		case r == '\t':
 			dst = append(dst, '\\', 't')
-		case r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		case markup && (r == '<' || r == '>'):
+			dst = appendEscape(dst, r)
+		case r < 0x20 || r == 0x7f:
+			dst = appendEscape(dst, r)
+		case r < utf8.RuneSelf:
+			dst = append(dst, byte(r))
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, `\ufffd`...)
+		case escaped(r):
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				dst = appendEscape(appendEscape(dst, r1), r2)
+			} else {
+				dst = appendEscape(dst, r)
+			}
 		default:
 			dst = utf8.AppendRune(dst, r)
 		}
@@ -47,16 +69,34 @@ func appendQuoted(dst []byte, s string, max int) []byte {
 	return append(dst, '"')
 }
 
+// escaped reports whether a non-ASCII code point is written as a \u escape
+// rather than raw: C1 controls, line and paragraph separators, format
+// characters (bidi overrides and isolates, zero-width spaces and joiners,
+// the BOM, tag characters), variation selectors, other default-ignorable
+// code points and noncharacters. Each renders as nothing, or reorders or
+// ends the text around it, so a reader of the raw body would not see what
+// a value holds; escaped, the value is kept and every code point shows.
+func escaped(r rune) bool {
+	return r <= 0x9f || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf, unicode.Variation_Selector,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
+}
+
+func appendEscape(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
 const hex = "0123456789abcdef"
 
 // appendValue appends a request value as JSON, keeping its JSON type: a
 // string stays a string (cut to max characters), a number a number. A
 // number, object or array whose text is longer than max is echoed as a cut
-// string of that text instead, so an echo never grows with the request.
+// string of that text instead, so an echo never grows with the request. The
+// strings inside an echoed object or array are escaped as appendEcho
+// escapes any value.
 func appendValue(dst []byte, v gjson.Result, max int) []byte {
 	switch v.Type {
 	case gjson.String:
-		return appendQuoted(dst, v.Str, max)
+		return appendEcho(dst, v.Str, max)
 	case gjson.True, gjson.False, gjson.Null:
 		return append(dst, v.Raw...)
 	}
@@ -68,7 +108,43 @@ func appendValue(dst []byte, v gjson.Result, max int) []byte {
 		}
 	}
 	if utf8.RuneCountInString(raw) <= max && gjson.Valid(raw) {
-		return append(dst, raw...)
+		return appendJSON(dst, gjson.Parse(raw))
 	}
-	return appendQuoted(dst, raw, max)
+	return appendEcho(dst, raw, max)
+}
+
+// appendJSON writes a valid JSON value again, its strings and keys through
+// appendEcho: the raw text of a short object could otherwise carry an
+// invisible code point or a tag into the body.
+func appendJSON(dst []byte, v gjson.Result) []byte {
+	switch {
+	case v.Type == gjson.String:
+		return appendEcho(dst, v.Str, -1)
+	case v.IsObject():
+		dst = append(dst, '{')
+		first := true
+		v.ForEach(func(k, m gjson.Result) bool {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = append(appendEcho(dst, k.Str, -1), ':')
+			dst = appendJSON(dst, m)
+			return true
+		})
+		return append(dst, '}')
+	case v.IsArray():
+		dst = append(dst, '[')
+		first := true
+		v.ForEach(func(_, m gjson.Result) bool {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendJSON(dst, m)
+			return true
+		})
+		return append(dst, ']')
+	}
+	return append(dst, v.Raw...)
 }

@@ -213,7 +213,7 @@ func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int)
 	}
 	var sent gjson.Result // the field's value, for a lookup's argument
 	if s, ok := rule.Captured(up.Body); ok {
-		e.Received = appendQuoted(nil, s, maxReceived)
+		e.Received = appendEcho(nil, s, maxReceived)
 		sent = rules.Text(s)
 	} else if f != nil && req != nil {
 		if sent = req.Value(f); sent.Exists() {

@@ -55,7 +55,8 @@ func Wrap(up *Upstream) *Error {
 
 // shortMessage returns the upstream's own message when it is safe and
 // useful to quote: one line of at most MaxUpstreamMessage characters from a
-// JSON "error" or "message" string, or from a plain-text body.
+// JSON "error" or "message" string, or from a plain-text body, that reads as
+// a sentence (see quotable).
 func shortMessage(up *Upstream) string {
 	if up.Body == nil || len(up.Body.Raw) == 0 {
 		return ""
@@ -77,25 +78,72 @@ func shortMessage(up *Upstream) string {
 		msg = string(raw)
 	}
 	msg = strings.TrimSpace(msg)
-	if msg == "" || !utf8.ValidString(msg) || utf8.RuneCountInString(msg) > MaxUpstreamMessage || looksInternal(msg) {
+	if msg == "" || !utf8.ValidString(msg) || utf8.RuneCountInString(msg) > MaxUpstreamMessage || !quotable(msg) {
 		return ""
-	}
-	for _, r := range msg {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return "" // more than one line, or not text
-		}
 	}
 	return msg
 }
 
-// looksInternal spots what belongs to the operator, not the caller: markup,
-// stack frames and exception names.
-func looksInternal(s string) bool {
+// quotable reports whether an upstream message reads as a sentence a
+// caller may see, rather than something of the operator's: letters, digits,
+// spaces and the punctuation of prose (. , ; : ! ? ' " ( ) - and their
+// typographic forms) only, so no markup, path, URL, address, assignment
+// (tenant_id=) or JSON; no dot or colon joined to the next character, as in
+// a host, an IP address, a file, a port or a class name; no code-like
+// token of 16 characters or more with a digit (keys, hashes, card numbers);
+// and none of the words of a stack trace or a database error.
+func quotable(s string) bool {
+	prev := ' '
+	for _, r := range s {
+		switch {
+		case r == ' ':
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			if prev == '.' || prev == ':' {
+				return false
+			}
+		case strings.ContainsRune(proseMarks, r):
+			if (prev == '.' || prev == ':') && r != '.' && r != ')' && r != '"' {
+				return false
+			}
+		default:
+			return false
+		}
+		prev = r
+	}
 	lower := strings.ToLower(s)
-	for _, tell := range []string{"<", "exception", "traceback", "goroutine ", "panic:", ".java:", ".go:", ".py\""} {
-		if strings.Contains(lower, tell) {
-			return true
+	sql := 0
+	for w := range strings.FieldsFuncSeq(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+		if len(w) >= 16 && strings.ContainsAny(w, "0123456789") {
+			return false // a key, a hash, an id from a database
+		}
+		if internalWords[w] || strings.HasPrefix(w, "ora-") {
+			return false
+		}
+		if sqlWords[w] {
+			sql++
 		}
 	}
-	return false
+	return sql < 2
+}
+
+// proseMarks is the punctuation a quotable message may hold besides spaces.
+const proseMarks = ".,;:!?'\"()-‘’“”–—"
+
+// internalWords name what belongs in a log: stack traces, runtimes,
+// databases and their errors. One is enough to keep a message unquoted.
+var internalWords = map[string]bool{
+	"exception": true, "traceback": true, "stacktrace": true, "goroutine": true, "panic": true,
+	"panicked": true, "segfault": true, "segmentation": true, "pointer": true, "dereference": true,
+	"nullpointerexception": true, "errno": true, "java": true, "python": true, "golang": true,
+	"sql": true, "sqlstate": true, "syntax": true, "constraint": true, "relation": true,
+	"schema": true, "column": true, "postgres": true, "postgresql": true, "mysql": true,
+	"sqlite": true, "oracle": true, "mongodb": true, "redis": true, "jdbc": true, "odbc": true,
+	"localhost": true, "hostname": true, "stack": true, "debug": true, "internal": true,
+}
+
+// sqlWords are the keywords of a statement; two in one message mean it
+// quotes SQL.
+var sqlWords = map[string]bool{
+	"select": true, "insert": true, "update": true, "delete": true, "from": true, "where": true,
+	"into": true, "join": true, "values": true, "table": true, "drop": true, "alter": true,
 }
