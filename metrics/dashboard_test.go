@@ -36,6 +36,9 @@ func exported(t *testing.T) map[string]bool {
 	m.Reloaded(true, 1)
 	m.Reloaded(false, 0)
 	m.Limited("concurrency")
+	m.BufferBudget(64 << 20)
+	m.BufferBudgetInUse(1)
+	m.BufferBudgetExhausted()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

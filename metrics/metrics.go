@@ -27,6 +27,10 @@ type Metrics struct {
 	reloads     *prometheus.CounterVec
 	lastReload  prometheus.Gauge
 	limited     *prometheus.CounterVec
+
+	budgetSize      prometheus.Gauge
+	budgetInUse     prometheus.Gauge
+	budgetExhausted prometheus.Counter
 }
 
 // Outcomes of a request, for signpost_request_duration_seconds.
@@ -94,8 +98,21 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "signpost_requests_limited_total",
 		Help: "Requests signpost refused at a limit, by limit: request_body (413) or concurrency (503).",
 	}, []string{"limit"})
+	m.budgetSize = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "signpost_buffer_budget_bytes",
+		Help: "The bytes all requests together may hold in upstream error bodies being examined (--buffer-budget).",
+	})
+	m.budgetInUse = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "signpost_buffer_budget_in_use_bytes",
+		Help: "The bytes upstream error bodies being examined hold now, raw and decoded.",
+	})
+	m.budgetExhausted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "signpost_buffer_budget_exhausted_total",
+		Help: "Upstream error bodies not read, or not read to their end, because the buffer budget was spent: passed through or wrapped unread.",
+	})
 	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted,
-		m.recovery, m.unrecovered, m.duration, m.reloads, m.lastReload, m.limited)
+		m.recovery, m.unrecovered, m.duration, m.reloads, m.lastReload, m.limited,
+		m.budgetSize, m.budgetInUse, m.budgetExhausted)
 	return m
 }
 
@@ -169,3 +186,14 @@ func (m *Metrics) Loaded(at float64) { m.lastReload.Set(at) }
 
 // Limited counts a request refused at a limit.
 func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }
+
+// BufferBudget records the size of the buffer budget, in bytes.
+func (m *Metrics) BufferBudget(bytes int64) { m.budgetSize.Set(float64(bytes)) }
+
+// BufferBudgetInUse adds delta bytes, negative when given back, to what
+// the buffer budget has lent. Adding keeps the gauge exact whatever the
+// order of concurrent calls.
+func (m *Metrics) BufferBudgetInUse(delta int64) { m.budgetInUse.Add(float64(delta)) }
+
+// BufferBudgetExhausted counts a body the buffer budget had no room for.
+func (m *Metrics) BufferBudgetExhausted() { m.budgetExhausted.Inc() }

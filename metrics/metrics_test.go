@@ -61,3 +61,26 @@ func TestRegistersOnce(t *testing.T) {
 	}()
 	metrics.New(reg)
 }
+
+// TestBufferBudget: the budget's gauges add up what is lent and given
+// back, in any order, and the counter says how often it had no room.
+func TestBufferBudget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.BufferBudget(64 << 20)
+	m.BufferBudgetInUse(900 << 10)
+	m.BufferBudgetInUse(16 << 10)
+	m.BufferBudgetInUse(-900 << 10)
+	m.BufferBudgetExhausted()
+	m.BufferBudgetExhausted()
+	got := exposition(t, reg)
+	for _, want := range []string{
+		`signpost_buffer_budget_bytes 6.7108864e+07`,
+		`signpost_buffer_budget_in_use_bytes 16384`,
+		`signpost_buffer_budget_exhausted_total 2`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("exposition lacks %s\n%s", want, got)
+		}
+	}
+}

@@ -48,12 +48,19 @@ type Options struct {
 	MaxConcurrent int
 	// AccessLog logs one line per request.
 	AccessLog bool
+	// BufferBudget bounds the bytes all requests together hold in upstream
+	// error bodies being examined, raw and decoded; past it, a body is
+	// handled as one over limits.error_body. Zero means 64 MiB.
+	BufferBudget int64
 
 	// conns carries exchanges with a plain-http upstream, and fallback
 	// the rest (upgrades, https); Serve shares both across reloads. Nil,
 	// New makes them unless Transport is set.
 	conns    *upstreamConns
 	fallback *http.Transport
+	// budget is BufferBudget's, which Serve shares across reloads. Nil,
+	// New makes one for the proxy alone.
+	budget *Budget
 }
 
 // DefaultUpstreamTimeout bounds the wait for upstream response headers.
@@ -81,6 +88,8 @@ type Proxy struct {
 	// bodyTimeout bounds reading an upstream error body once its headers
 	// have arrived, so a stalled body cannot hold a request forever.
 	bodyTimeout time.Duration
+	// budget is charged for every error body buffered.
+	budget *Budget
 }
 
 // New builds the proxy for a loaded rule file.
@@ -108,6 +117,10 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		p.busy = make(chan struct{}, opts.MaxConcurrent)
 	}
 	p.accessLog = opts.AccessLog
+	p.budget = opts.budget
+	if p.budget == nil {
+		p.budget = NewBudget(opts.BufferBudget, p.metrics)
+	}
 	p.state = opts.State
 	if p.state == nil {
 		p.state, p.ownState = NewState(cfg.Learn, p.metrics, p.log), true

@@ -70,13 +70,28 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// while the timer's goroutine still runs.
 	upstreamBody := res.Body
 	stall := time.AfterFunc(p.bodyTimeout, func() { upstreamBody.Close() })
-	raw, err := readHead(res.Body, limit)
+	// The buffers are charged to the process-wide budget, and given back
+	// when this returns, or when the body that still reads them is closed.
+	c := &charge{budget: p.budget}
+	defer c.end()
+	raw, err := readCharged(res.Body, limit, res.ContentLength, c)
 	stall.Stop()
+	if errors.Is(err, errNoBudget) {
+		// Other errors hold the budget: this one is treated as too large
+		// to read. No 503: the upstream has answered, and its status
+		// stands.
+		if policy == rules.Passthrough {
+			res.Body = c.keepUntilClosed(putBack(raw, res.Body, nil))
+			p.unmatched(ex, name, up, "over the buffer budget, passed through")
+			return nil
+		}
+		return p.unreadable(res, ex, name, up, policy, "over the buffer budget")
+	}
 	if err != nil {
 		// The upstream broke off or stalled mid-body. Passed through, the
 		// caller gets what arrived and the break; wrapped, a whole answer.
 		if policy == rules.Passthrough {
-			res.Body = putBack(raw, res.Body, err)
+			res.Body = c.keepUntilClosed(putBack(raw, res.Body, err))
 			p.unmatched(ex, name, up, "upstream body broke off, passed through")
 			return nil
 		}
@@ -85,7 +100,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	if int64(len(raw)) > limit {
 		p.oversized(name)
 		if policy == rules.Passthrough {
-			res.Body = putBack(raw, res.Body, nil)
+			res.Body = c.keepUntilClosed(putBack(raw, res.Body, nil))
 			p.unmatched(ex, name, up, "oversized, passed through")
 			return nil
 		}
@@ -94,16 +109,19 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	res.Body.Close()
 	body := raw
 	if !decodable {
-		return p.settle(res, ex, name, up, policy, raw, "undecodable encoding")
+		return p.settle(res, ex, name, up, policy, raw, c, "undecodable encoding")
 	}
 	if decode != nil {
-		if body, err = decode(raw, limit); err != nil {
+		if body, err = decode(raw, limit, c); err != nil {
 			what := "corrupt encoding"
-			if errors.Is(err, errTooLarge) {
+			switch {
+			case errors.Is(err, errTooLarge):
 				p.oversized(name)
 				what = "oversized once decoded"
+			case errors.Is(err, errNoBudget):
+				what = "over the buffer budget once decoded"
 			}
-			return p.settle(res, ex, name, up, policy, raw, what)
+			return p.settle(res, ex, name, up, policy, raw, c, what)
 		}
 	}
 	up.Body = &rules.Body{Raw: body}
@@ -116,14 +134,15 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			return nil
 		}
 	}
-	return p.settle(res, ex, name, up, policy, raw, "no rule matched")
+	return p.settle(res, ex, name, up, policy, raw, c, "no rule matched")
 }
 
 // settle disposes of an error no rule matched once its body was read: the
-// raw bytes pass on, or a wrapped body replaces them.
-func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, raw []byte, why string) error {
+// raw bytes pass on, holding c until they are sent, or a wrapped body
+// replaces them.
+func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, raw []byte, c *charge, why string) error {
 	if policy == rules.Passthrough {
-		res.Body = io.NopCloser(bytes.NewReader(raw))
+		res.Body = c.keepUntilClosed(io.NopCloser(bytes.NewReader(raw)))
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
@@ -283,7 +302,7 @@ var errTooLarge = errors.New("body larger than the buffering bound")
 
 // decoderFor returns how to decode a body with this Content-Encoding: nil
 // for an identity body, and false for an encoding signpost does not read.
-func decoderFor(encoding string) (func(raw []byte, limit int64) ([]byte, error), bool) {
+func decoderFor(encoding string) (func(raw []byte, limit int64, c *charge) ([]byte, error), bool) {
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
 		return nil, true
@@ -293,14 +312,23 @@ func decoderFor(encoding string) (func(raw []byte, limit int64) ([]byte, error),
 	return nil, false
 }
 
+// inflateState is what a gzip reader allocates for itself, charged while
+// it inflates: its window and tables.
+const inflateState = 48 << 10
+
 // gunzip inflates raw, stopping once the output passes limit so that a
-// small compressed body cannot expand without bound.
-func gunzip(raw []byte, limit int64) ([]byte, error) {
+// small compressed body cannot expand without bound; the output and the
+// reader's state are charged to c.
+func gunzip(raw []byte, limit int64, c *charge) ([]byte, error) {
+	if !c.grow(inflateState) {
+		return nil, errNoBudget
+	}
+	defer c.shrink(inflateState)
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
-	out, err := readHead(zr, limit)
+	out, err := readCharged(zr, limit, -1, c)
 	if err != nil {
 		return nil, err
 	}

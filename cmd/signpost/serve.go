@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +38,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	idle := fs.Duration("idle-timeout", proxy.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	maxHeader := fs.Int("max-header-bytes", proxy.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
 	maxConcurrent := fs.Int("max-concurrent", 0, "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)")
+	budget := byteSize(proxy.DefaultBufferBudget)
+	fs.Var(&budget, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
 	accessLog := fs.Bool("access-log", false, "log one line per request: method, path, route, status, outcome, duration, request id")
 	logFormat := fs.String("log-format", "json", "log format: json or text")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -68,6 +73,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	if *maxHeader < 4<<10 {
 		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, proxy.DefaultMaxHeaderBytes)
+		return exitUsage
+	}
+	if budget < minBufferBudget {
+		fmt.Fprintf(stderr, "signpost serve: --buffer-budget %s: must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB\n", budget.String())
 		return exitUsage
 	}
 	if *config == "" || fs.NArg() > 0 {
@@ -120,6 +129,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.MaxConcurrent, opts.AccessLog = *maxConcurrent, *accessLog
+	opts.BufferBudget = int64(budget)
 	opts.Log = log
 	// The same checks as at start, on every reload: a file that loads but
 	// names no upstream, with none on the command line, is refused there.
@@ -154,6 +164,46 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, o)), nil
 	}
 	return nil, errors.New("--log-format " + fmt.Sprintf("%q", format) + ": must be json or text")
+}
+
+// minBufferBudget is the smallest --buffer-budget: one error body of the
+// default limits.error_body.
+const minBufferBudget = 64 << 10
+
+// byteSize is a flag holding a size in bytes, written as a rule file's
+// limits are: 67108864, 64MiB, 512KiB.
+type byteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"GB", 1000_000_000}, {"B", 1}}
+
+func (b *byteSize) String() string {
+	switch n := int64(*b); {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KiB"
+	default:
+		return strconv.FormatInt(n, 10)
+	}
+}
+
+func (b *byteSize) Set(v string) error {
+	s, mult := strings.TrimSpace(v), int64(1)
+	for _, u := range byteUnits {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(num), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return errors.New("must be a size in bytes, e.g. 64MiB or 67108864, with an optional unit B, KB, MB, GB, KiB, MiB or GiB")
+	}
+	*b = byteSize(n * mult)
+	return nil
 }
 
 // upstreamURL is used by demo to point a config at an in-process upstream.
