@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -178,7 +179,8 @@ func (r *reloader) reject(trigger string, at time.Time, file string, err error) 
 		n = fmt.Sprintf("%d problems", len(ps))
 	}
 	r.log.Error("rules reload rejected", "trigger", trigger, "rules", file, "problems", len(ps),
-		"detail", fmt.Sprintf("%s in %s; still serving the rules loaded at %s", n, file, prev.Since.Format(time.TimeOnly)))
+		"detail", fmt.Sprintf("%s in %s; still serving the rules loaded at %s", n, file, prev.Since.Format(time.TimeOnly)),
+		"took_ms", r.now().Sub(at).Milliseconds())
 	return ps
 }
 
@@ -324,13 +326,19 @@ func (w *watcher) follow(files []string) {
 
 func (w *watcher) close() { _ = w.fs.Close() }
 
-// hashFile returns the SHA-256 of a file's content, or "" when it cannot
-// be read.
+// hashFile returns the SHA-256 of a file's first rules.MaxFileSize+1
+// bytes, or "" when it cannot be read. That much decides what a load makes
+// of the file, and no more is read: a huge file, or a symlink to an endless
+// one such as /dev/zero, must not stall reloads or fill memory.
 func hashFile(path string) string {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return string(sum[:])
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, rules.MaxFileSize+1)); err != nil {
+		return ""
+	}
+	return string(h.Sum(nil))
 }
