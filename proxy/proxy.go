@@ -243,7 +243,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if route.Validate == rules.ValidateBefore {
 			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
 				ex.outcome = metrics.OutcomeRejected
-				p.rejected(ex, e, 0, nil, -1)
+				p.rejected(ex, e, nil, -1)
 				p.answer(w, ex, e)
 				return
 			}

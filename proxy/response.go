@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,7 +129,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
 			ex.outcome = metrics.OutcomeRewritten
 			p.replace(res, ex, e)
-			p.rejected(ex, e, status, body, rule.Index)
+			p.rejected(ex, e, up, rule.Index)
 			return nil
 		}
 	}
@@ -183,9 +182,10 @@ const maxLoggedBody = 2048
 
 // rejected counts and logs a rejection: one count per field fault, one log
 // line keyed by the same code, with what the operator needs and the agent
-// must not see. status and upstream are zero when signpost answered before
-// calling the upstream; rule is the matching rule's index, or -1.
-func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []byte, rule int) {
+// must not see. up is the upstream's error, nil when signpost answered
+// before calling the upstream; rule is the matching rule's index, or -1.
+// The upstream's revealing headers go into the line and out of the answer.
+func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule int) {
 	p.tracked(ex, e)
 	if p.metrics != nil {
 		if len(e.Errors) == 0 {
@@ -198,6 +198,11 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
 		}
 	}
+	var headers map[string]string
+	if up != nil {
+		headers = revealed(up.Header)
+		conceal(up.Header)
+	}
 	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
@@ -206,7 +211,7 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 		attrs = append(attrs, "field", e.Field)
 	}
 	if e.Received != nil {
-		attrs = append(attrs, "received", json.RawMessage(e.Received))
+		attrs = append(attrs, "received", redactJSON(e.Received))
 	}
 	if len(e.Errors) > 0 {
 		fields := make([]string, 0, len(e.Errors)+len(e.Unlisted))
@@ -215,19 +220,31 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, status int, upstream []
 		}
 		attrs = append(attrs, "fields", fields)
 	}
-	if status == 0 {
+	if up == nil {
 		p.log.Info("rejected before the upstream", attrs...)
 		return
 	}
-	attrs = append(attrs, "status", status, "rule", rule, "upstream_body", clip(upstream))
+	attrs = append(attrs, "status", up.Status, "rule", rule)
+	if up.Body != nil {
+		attrs = append(attrs, "upstream_body", clip(up.Body.Raw))
+	}
+	if headers != nil {
+		attrs = append(attrs, "upstream_headers", headers)
+	}
 	p.log.Info("rewrote upstream error", attrs...)
 }
 
-// unmatched counts and logs an upstream error no rule explained.
+// unmatched counts and logs an upstream error no rule explained. When a
+// wrapped body replaced it, the upstream's revealing headers go into the
+// line and out of the answer.
 func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what string) {
 	p.calledOn(ex)
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
+	}
+	headers := revealed(up.Header)
+	if ex.outcome == metrics.OutcomeWrapped {
+		conceal(up.Header)
 	}
 	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
@@ -236,16 +253,15 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 	if up.Body != nil {
 		attrs = append(attrs, "upstream_body", clip(up.Body.Raw))
 	}
+	if headers != nil {
+		attrs = append(attrs, "upstream_headers", headers)
+	}
 	p.log.Info("upstream error unmatched", attrs...)
 }
 
-// clip returns up to maxLoggedBody bytes of b, marked when cut.
-func clip(b []byte) string {
-	if len(b) <= maxLoggedBody {
-		return string(b)
-	}
-	return string(b[:maxLoggedBody]) + "…[+" + itoa(len(b)-maxLoggedBody) + " bytes]"
-}
+// clip returns up to maxLoggedBody bytes of b for a log line, secrets
+// masked, marked when cut.
+func clip(b []byte) string { return clipRedacted(b) }
 
 // replaceBody swaps the response body for a rewritten one and fixes its
 // framing: length, type, and no encoding or validators of the old body.
@@ -413,7 +429,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	}
 	p.calledOn(ex)
 	ex.outcome = metrics.OutcomeFailed
-	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", err.Error())
+	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact(err.Error()))
 	p.answer(w, ex, e)
 }
 

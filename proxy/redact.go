@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// What an upstream error tells the operator and must not tell the agent is
+// handled here: the headers that name the upstream's software, version or
+// host, which a body signpost writes drops, and the secrets an upstream body
+// or an error may carry, which the log lines mask.
+
+// revealingHeaders name the software, framework, version, host or debug
+// handle behind the upstream. A rewritten or wrapped error drops them, and
+// its log line keeps them; an error passed through keeps them, like a
+// success.
+var revealingHeaders = []string{
+	"Server", "X-Powered-By", "X-Aspnet-Version", "X-Aspnetmvc-Version", "X-Runtime",
+	"X-Version", "X-Generator", "X-Backend-Server", "X-Server", "X-Served-By", "X-Host",
+	"X-Hostname", "X-Backend", "X-Instance", "X-Node", "X-Pod-Name", "X-Sourcefiles",
+	"X-Debug-Token", "X-Debug-Token-Link",
+}
+
+// revealed returns the revealing headers h holds, masked, for a log line;
+// nil when it holds none.
+func revealed(h http.Header) map[string]string {
+	var out map[string]string
+	for _, k := range revealingHeaders {
+		if vs := h[k]; len(vs) > 0 {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[k] = redact(strings.Join(vs, ", "))
+		}
+	}
+	return out
+}
+
+// conceal drops the revealing headers from h.
+func conceal(h http.Header) {
+	for _, k := range revealingHeaders {
+		delete(h, k)
+	}
+}
+
+// A secret pattern is masked where it matches, once any of its triggers
+// (lower case) occurs in the text: most error bodies hold none, and then
+// no expression runs.
+type secretPattern struct {
+	triggers []string
+	re       *regexp.Regexp
+	with     string // the replacement, in regexp.Expand syntax
+}
+
+// masked replaces a secret's value in a log line. It holds no quote or
+// backslash, so a masked JSON text stays JSON.
+const masked = "[masked]"
+
+// secretPatterns are the secrets an upstream error or an echoed value may
+// carry: cloud and service keys, bearer and basic credentials, passwords
+// in URLs, JSON web tokens, private keys, and the value of any key or
+// field named like a credential.
+var secretPatterns = []secretPattern{
+	{[]string{"-----begin"}, regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), "[masked private key]"},
+	{[]string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{12,}`), "${1}" + masked},
+	{[]string{"eyj"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), "[masked jwt]"},
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "sk_live_", "sk_test_", "rk_live_", "aiza"},
+		regexp.MustCompile(`\b(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abposr]-|sk_live_|sk_test_|rk_live_|AIza)[A-Za-z0-9_-]{8,}`), "${1}" + masked},
+	{[]string{"bearer", "basic", "digest", "negotiate"}, regexp.MustCompile(`(?i)\b(bearer|basic|digest|negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}${2}" + masked},
+	{[]string{"://"}, regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"\\]*):[^\s@/"\\]+@`), "${1}:" + masked + "@"},
+	{[]string{"pass", "pwd", "secret", "token", "key", "auth", "session", "cookie", "credential", "signature"},
+		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?:orization)?|session[_-]?id|cookie|credentials?|signature)[A-Za-z0-9_-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
+}
+
+// redact masks the secrets in s, for a log line.
+func redact(s string) string {
+	var lower string
+	for _, p := range secretPatterns {
+		if lower == "" {
+			lower = strings.ToLower(s)
+		}
+		for _, t := range p.triggers {
+			if strings.Contains(lower, t) {
+				s = p.re.ReplaceAllString(s, p.with)
+				lower = ""
+				break
+			}
+		}
+	}
+	return s
+}
+
+// redactJSON masks the secrets in an echoed JSON value; should masking
+// ever leave it invalid, it is logged as a string.
+func redactJSON(raw []byte) any {
+	s := redact(string(raw))
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return s
+}
+
+// clipWindow is how far past maxLoggedBody a body is masked before it is
+// cut, so that a secret across the cut is masked whole.
+const clipWindow = 512
+
+// clipRedacted returns b masked and cut to maxLoggedBody bytes, marked when
+// cut. The text after the window's last separator is dropped first, so no
+// part of a secret the window cut in two is logged.
+func clipRedacted(b []byte) string {
+	if len(b) <= maxLoggedBody {
+		return redact(string(b))
+	}
+	w := b[:min(len(b), maxLoggedBody+clipWindow)]
+	if i := bytes.LastIndexAny(w, " \t\r\n\",;&<>{}[]()"); i > 0 {
+		w = w[:i]
+	}
+	s := redact(string(w))
+	if len(s) > maxLoggedBody {
+		s = s[:maxLoggedBody]
+	}
+	return s + "…[+" + itoa(len(b)-len(s)) + " bytes]"
+}

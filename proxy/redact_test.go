@@ -1,0 +1,84 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestRedact masks each kind of secret an upstream error or an echoed value
+// may carry, and leaves the operator's other clues (hosts, SQL, paths,
+// tenant ids) as they are.
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"key AKIAIOSFODNN7EXAMPLE denied", "key AKIA[masked] denied"},
+		{"temporary ASIAY34FZKBOKMUTVV7A", "temporary ASIA[masked]"},
+		{"Authorization: Bearer abc.def-ghi_jkl", "Authorization: [masked] [masked]"},
+		{"sent bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", "sent bearer [masked jwt]"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", "jwt [masked jwt]"},
+		{"dial postgres://svc:hunter2@db-7.internal:5432/tickets", "dial postgres://svc:[masked]@db-7.internal:5432/tickets"},
+		{`{"password":"hunter2","user":"ada"}`, `{"password":"[masked]","user":"ada"}`},
+		{"db_password=hunter2 host=db-7", "db_password=[masked] host=db-7"},
+		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [masked]"},
+		{"X-Api-Key: 0123456789abcdef", "X-Api-Key: [masked]"},
+		{"token ghp_0123456789abcdefghij0123456789abcdef", "token ghp_[masked]"},
+		{"slack xoxb-1234-5678-abcdefgh", "slack xoxb-[masked]"},
+		{"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- after", "[masked private key] after"},
+		{"-----BEGIN PRIVATE KEY-----\nMIIEow cut", "[masked private key]"},
+		{"tenant_id=4471 at 10.0.3.17 in /srv/app/Main.java:212", "tenant_id=4471 at 10.0.3.17 in /srv/app/Main.java:212"},
+		{"SELECT * FROM tickets WHERE id = 7", "SELECT * FROM tickets WHERE id = 7"},
+		{"", ""},
+	} {
+		if got := redact(tc.in); got != tc.want {
+			t.Errorf("redact(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRedactJSONStaysJSON checks that a masked JSON value is still JSON,
+// so that the log line keeps its type.
+func TestRedactJSONStaysJSON(t *testing.T) {
+	got := redactJSON([]byte(`{"api_key":"AKIAIOSFODNN7EXAMPLE","n":1}`))
+	raw, ok := got.(json.RawMessage)
+	if !ok || !json.Valid(raw) || strings.Contains(string(raw), "IOSFODNN7") {
+		t.Errorf("redactJSON = %v (%T), want valid JSON without the key", got, got)
+	}
+}
+
+// TestClipRedacted checks the cut: at most maxLoggedBody bytes plus the
+// marker, and a secret across the cut never logged in part.
+func TestClipRedacted(t *testing.T) {
+	key := "AKIAIOSFODNN7EXAMPLE"
+	for _, at := range []int{maxLoggedBody - 30, maxLoggedBody - 10, maxLoggedBody - 4, maxLoggedBody, maxLoggedBody + clipWindow - 8} {
+		b := []byte(strings.Repeat("x", at) + " " + key + " " + strings.Repeat("y", 4000))
+		got := clipRedacted(b)
+		if strings.Contains(got, "IOSF") || strings.Contains(got, "EXAMPLE") {
+			t.Errorf("key at %d: logged in part: …%q", at, got[max(0, len(got)-80):])
+		}
+		body, _, ok := strings.Cut(got, "…[+")
+		if !ok || len(body) > maxLoggedBody {
+			t.Errorf("key at %d: %d bytes before the marker (found %v), want at most %d", at, len(body), ok, maxLoggedBody)
+		}
+	}
+	if got := clipRedacted([]byte("short AKIAIOSFODNN7EXAMPLE")); got != "short AKIA[masked]" {
+		t.Errorf("clipRedacted(short) = %q", got)
+	}
+}
+
+// TestConceal drops the revealing headers and keeps the others.
+func TestConceal(t *testing.T) {
+	h := http.Header{"Server": {"Apache/2.4.1 (Debian)"}, "X-Powered-By": {"PHP/5.4"}, "X-Aspnet-Version": {"4.0.30319"},
+		"Retry-After": {"5"}, "Content-Type": {"text/plain"}}
+	got := revealed(h)
+	if len(got) != 3 || got["Server"] != "Apache/2.4.1 (Debian)" || got["X-Powered-By"] != "PHP/5.4" {
+		t.Errorf("revealed = %v", got)
+	}
+	conceal(h)
+	if len(h) != 2 || h.Get("Retry-After") != "5" || h.Get("Content-Type") != "text/plain" {
+		t.Errorf("after conceal: %v, want Retry-After and Content-Type alone", h)
+	}
+	if revealed(http.Header{"Content-Type": {"x"}}) != nil {
+		t.Error("revealed of a header without revealing ones is not nil")
+	}
+}
