@@ -1,0 +1,395 @@
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Rule files of the upstream-side reliability cases.
+const (
+	hostileConfig  = "testdata/reliability_upstream_hostile.yaml"
+	overloadConfig = "testdata/reliability_upstream_overload.yaml"
+)
+
+// hostileBody is one kind of hostile upstream answer, served at
+// /hostile/{name} with status.
+type hostileBody struct {
+	name   string
+	status int
+	// serve writes the answer; raw answers hijack the connection.
+	serve func(w http.ResponseWriter, r *http.Request)
+	// bomb marks an answer that inflates past the buffering bound.
+	bomb bool
+}
+
+// hostileBodies are the answers of TestReliabilityHostileBodies: sizes,
+// framing, encodings and contents an upstream should never send.
+func hostileBodies() []hostileBody {
+	deepArray := strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+	deepObject := strings.Repeat(`{"error":`, 20_000) + `"Invalid status"` + strings.Repeat("}", 20_000)
+	zeros := gzipBytes(bytes.Repeat([]byte{'0'}, 60<<20)) // 60 MiB in about 60 KiB
+	fixed := func(status int, ctype, encoding string, body []byte) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			if ctype != "" {
+				w.Header().Set("Content-Type", ctype)
+			}
+			if encoding != "" {
+				w.Header().Set("Content-Encoding", encoding)
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(status)
+			_, _ = w.Write(body)
+		}
+	}
+	return []hostileBody{
+		{name: "huge", status: 500, serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(100<<20))
+			w.WriteHeader(500)
+			writeUntilGone(w, r, 100<<20)
+		}},
+		{name: "huge-chunked", status: 400, serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(400)
+			writeUntilGone(w, r, 100<<20)
+		}},
+		// Content-Length says less than the body: the rest is garbage on
+		// the connection.
+		{name: "length-under", status: 400, serve: rawAnswer("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n"+
+			`{"error":"Invalid status","padding":"`+strings.Repeat("x", 4096)+`"}`, false)},
+		// Content-Length says more than the body, and the upstream closes.
+		{name: "length-over-closed", status: 404, serve: rawAnswer("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"+
+			`{"error":"No such ticket"}`, false)},
+		// Content-Length says more than the body, and the upstream keeps
+		// the connection open.
+		{name: "length-over-held", status: 422, serve: rawAnswer("HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"+
+			`{"error":"Invalid status"}`, true)},
+		{name: "chunked-endless", status: 503, serve: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(503)
+			rc := http.NewResponseController(w)
+			_, _ = io.WriteString(w, `{"error":"busy","log":[`)
+			for i := 0; ; i++ {
+				if _, err := fmt.Fprintf(w, `"line %d",`, i); err != nil || rc.Flush() != nil {
+					return
+				}
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				if i > 1000 {
+					return
+				}
+			}
+		}},
+		{name: "gzip-bomb", status: 400, bomb: true, serve: fixed(400, "application/json", "gzip", zeros)},
+		{name: "gzip-corrupt", status: 400, serve: fixed(400, "application/json", "gzip", []byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xffnot deflate at all"))},
+		{name: "gzip-not-gzip", status: 400, serve: fixed(400, "application/json", "gzip", []byte(`{"error":"Invalid status"}`))},
+		{name: "brotli-claimed", status: 409, serve: fixed(409, "application/json", "br", []byte(`{"error":"Invalid status"}`))},
+		{name: "gzip-unannounced", status: 400, serve: fixed(400, "application/json", "", gzipBytes([]byte(`{"error":"Invalid status"}`)))},
+		{name: "html", status: 502, serve: fixed(502, "text/html", "", []byte("<html><body><h1>502</h1><pre>Error: Database failed\n  at db.go:12 (10.0.3.7)</pre><script>alert(1)</script></body></html>"))},
+		{name: "xml", status: 400, serve: fixed(400, "application/xml", "", []byte(`<?xml version="1.0"?><!DOCTYPE e [<!ENTITY x "xx">]><error code="E1">&x;Invalid status</error>`))},
+		{name: "empty", status: 404, serve: fixed(404, "application/json", "", nil)},
+		{name: "invalid-utf8", status: 400, serve: fixed(400, "text/plain", "", []byte("Invalid \xff\xfe status \xc3\x28 \xed\xa0\x80"))},
+		{name: "invalid-utf8-json", status: 500, serve: fixed(500, "application/json", "", []byte("{\"detail\":{\"reason\":\"bad \xff\xfe\"},\"error\":\"\xc3\x28\"}"))},
+		{name: "deep-array", status: 400, serve: fixed(400, "application/json", "", []byte(deepArray))},
+		{name: "deep-object", status: 500, serve: fixed(500, "application/json", "", []byte(deepObject))},
+		{name: "duplicate-keys", status: 400, serve: fixed(400, "application/json", "", []byte(`{"error":"Invalid status","error":"Other","detail":{"reason":"bad one"},"detail":{"reason":"bad two"}}`))},
+	}
+}
+
+// writeUntilGone writes n bytes of JSON-ish text to w, stopping when the
+// caller goes away.
+func writeUntilGone(w http.ResponseWriter, r *http.Request, n int) {
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	for n > 0 && r.Context().Err() == nil {
+		c := chunk[:min(n, len(chunk))]
+		if _, err := w.Write(c); err != nil {
+			return
+		}
+		n -= len(c)
+	}
+}
+
+// rawAnswer answers with exactly the bytes of resp on the hijacked connection,
+// then closes it, or, with hold, keeps it open until signpost closes it.
+func rawAnswer(resp string, hold bool) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString(resp)
+		_ = brw.Flush()
+		if hold {
+			_ = conn.SetReadDeadline(time.Now().Add(2 * stopTimeout))
+			_, _ = io.Copy(io.Discard, conn)
+		}
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var out bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+// hostileUpstream serves the hostile bodies by name.
+func hostileUpstream(t *testing.T, kinds []hostileBody) string {
+	t.Helper()
+	byName := map[string]hostileBody{}
+	for _, k := range kinds {
+		byName[k.name] = k
+	}
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k, ok := byName[strings.TrimPrefix(r.URL.Path, "/hostile/")]
+		if !ok {
+			http.Error(w, "no such kind", http.StatusTeapot)
+			return
+		}
+		k.serve(w, r)
+	}))
+	return up.URL
+}
+
+// procMemory reads a process's resident set and its peak, in bytes, from
+// /proc.
+func procMemory(t *testing.T, pid int) (rss, peak int64) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("reading the resident set of signpost: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = kib << 10
+		case "VmHWM":
+			peak = kib << 10
+		}
+	}
+	return rss, peak
+}
+
+// peakMeter measures a process's peak resident set from now on: the
+// kernel's high-water mark, reset where the kernel allows it, else
+// sampled every 5 ms.
+type peakMeter struct {
+	t     *testing.T
+	pid   int
+	reset bool
+	max   atomic.Int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func meterPeak(t *testing.T, pid int) *peakMeter {
+	m := &peakMeter{t: t, pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
+	m.reset = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
+	go func() {
+		defer close(m.done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+			if err == nil {
+				var size, res int64
+				if _, err := fmt.Sscan(string(b), &size, &res); err == nil {
+					if v := res * int64(os.Getpagesize()); v > m.max.Load() {
+						m.max.Store(v)
+					}
+				}
+			}
+			select {
+			case <-m.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+// peak stops the meter and returns the highest resident set it saw.
+func (m *peakMeter) peak() int64 {
+	close(m.stop)
+	<-m.done
+	sampled := m.max.Load()
+	if m.reset {
+		if _, hwm := procMemory(m.t, m.pid); hwm > sampled {
+			return hwm
+		}
+	}
+	return sampled
+}
+
+// timedAnswer is one response as the reliability cases judge it.
+type timedAnswer struct {
+	kind    string
+	status  int
+	ctype   string
+	body    []byte
+	elapsed time.Duration
+	err     error
+}
+
+// timedCall sends method url with c, and reads
+// the answer to its end.
+func timedCall(ctx context.Context, c *http.Client, method, url string, body []byte) timedAnswer {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return timedAnswer{err: err}
+	}
+	if body == nil {
+		req.Body, req.ContentLength = nil, 0
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		return timedAnswer{err: err, elapsed: time.Since(start)}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return timedAnswer{status: res.StatusCode, ctype: res.Header.Get("Content-Type"), body: b, elapsed: time.Since(start), err: err}
+}
+
+// wellFormedError says what is wrong with an answer signpost wrote itself, or
+// "" when it is one JSON object whose error code is a string.
+func wellFormedError(a timedAnswer) string {
+	if a.err != nil {
+		return a.err.Error()
+	}
+	if a.ctype != jsonType {
+		return fmt.Sprintf("Content-Type %q", a.ctype)
+	}
+	var v struct {
+		Error     *string `json:"error"`
+		Retryable *bool   `json:"retryable"`
+	}
+	if !json.Valid(a.body) || json.Unmarshal(a.body, &v) != nil || v.Error == nil || v.Retryable == nil {
+		return fmt.Sprintf("body %q is not an error object", clip(a.body))
+	}
+	return ""
+}
+
+// TestReliabilityHostileBodies sends 32 requests at once, round after
+// round, to routes whose upstream answers with hostile error bodies: 100
+// MiB, lying lengths, endless chunks, a gzip bomb, corrupt and mislabelled
+// encodings, HTML, XML, nothing, invalid UTF-8, JSON nested 100,000 deep,
+// duplicate keys. Bars: every answer is a well-formed JSON error in the
+// upstream's status class, none later than the upstream timeout + 100 ms,
+// the resident set grows less than 64 MiB over idle, and every bomb stops
+// inflating at the buffering bound.
+func TestReliabilityHostileBodies(t *testing.T) {
+	t.Parallel()
+	const (
+		name        = "2 hostile bodies"
+		concurrency = 32
+		timeout     = time.Second
+		slack       = 100 * time.Millisecond
+	)
+	rounds := sized(2, 20)
+	kinds := hostileBodies()
+	sp := startSignpost(t, hostileConfig, hostileUpstream(t, kinds), "--upstream-timeout", timeout.String())
+	pid := sp.cmd.Process.Pid
+
+	// Idle: started, one request served, collected.
+	if got := send(t, "GET", sp.URL+"/hostile/empty", nil); got.status != 404 {
+		t.Fatalf("warm-up: %d %s", got.status, got.body)
+	}
+	time.Sleep(200 * time.Millisecond)
+	idle, _ := procMemory(t, pid)
+	meter := meterPeak(t, pid)
+
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: concurrency}, Timeout: 10 * time.Second}
+	defer c.CloseIdleConnections()
+	jobs := make(chan hostileBody)
+	answers := make(chan timedAnswer, concurrency)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			for k := range jobs {
+				a := timedCall(context.Background(), c, "GET", sp.URL+"/hostile/"+k.name, nil)
+				a.kind = k.name
+				answers <- a
+			}
+		})
+	}
+	total := rounds * ((concurrency + len(kinds) - 1) / len(kinds)) * len(kinds)
+	go func() {
+		for i := range total {
+			jobs <- kinds[i%len(kinds)]
+		}
+		close(jobs)
+	}()
+	statusOf := map[string]int{}
+	bombs := 0
+	for _, k := range kinds {
+		statusOf[k.name] = k.status
+	}
+	var (
+		bad, wrongClass, late int
+		slowest               time.Duration
+	)
+	for range total {
+		a := <-answers
+		if a.kind == "gzip-bomb" {
+			bombs++
+		}
+		if why := wellFormedError(a); why != "" {
+			bad++
+			t.Errorf("%s: %d %s", a.kind, a.status, why)
+		}
+		if a.status/100 != statusOf[a.kind]/100 {
+			wrongClass++
+			t.Errorf("%s: status %d, the upstream answered %d", a.kind, a.status, statusOf[a.kind])
+		}
+		if a.elapsed > timeout+slack {
+			late++
+			t.Errorf("%s: answered after %v", a.kind, a.elapsed)
+		}
+		slowest = max(slowest, a.elapsed)
+	}
+	wg.Wait()
+	peak := meter.peak()
+
+	figure(t, name, "requests (32 at once)", total, fmt.Sprintf("%d kinds, each at least twice", len(kinds)), total >= 2*len(kinds))
+	figure(t, name, "answers not well-formed JSON", bad, "0", bad == 0)
+	figure(t, name, "answers outside the upstream's status class", wrongClass, "0", wrongClass == 0)
+	figure(t, name, "slowest answer", slowest.Round(time.Millisecond), fmt.Sprintf("≤ %v (upstream timeout + 100 ms)", timeout+slack), late == 0)
+	grew := peak - idle
+	figure(t, name, "peak RSS above idle", mibText(grew), "< 64 MiB", grew < 64<<20)
+
+	// Every bomb stopped inflating at the bound: each was counted as
+	// oversized once decoded, never rewritten from what it inflated to.
+	stopped := 0
+	for _, l := range strings.Split(sp.stdout.String(), "\n") {
+		if strings.Contains(l, `"oversized once decoded, wrapped as upstream_rejected"`) {
+			stopped++
+		}
+	}
+	figure(t, name, "gzip bombs stopped at the 256 KiB bound", fmt.Sprintf("%d of %d", stopped, bombs), "all", stopped == bombs && bombs > 0)
+}
+
+// mibText formats a byte count in MiB with one decimal.
+func mibText(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
