@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# test/reliability/run.sh: the reliability suite at full size, then every
+# fuzz target, summed up in one markdown table of figures.
+#
+#   test/reliability/run.sh                               # long suite, 5 minutes per fuzz target
+#   RELIABILITY_FUZZTIME=30s test/reliability/run.sh      # a quicker pass over the fuzz targets
+#   RELIABILITY_RACE=1 test/reliability/run.sh            # first the short suite under -race
+#
+# Environment:
+#   RELIABILITY_FUZZTIME  how long each fuzz target runs, as go test -fuzztime takes it (5m)
+#   RELIABILITY_TIMEOUT   the bound on the long suite, as go test -timeout takes it (30m)
+#   RELIABILITY_RACE      set to 1: run the short suite under -race first, and add its figures
+#   RELIABILITY_RUN       which tests of ./test make up the suite, a go test -run regexp (Reliability)
+#
+# What it runs, one after another:
+#   1. (RELIABILITY_RACE=1) go test -race -count=1 -run Reliability -v ./test/
+#   2. go test -count=1 -run Reliability -v ./test/ -args -reliability.long
+#   3. each fuzz target that go test -list '^Fuzz' ./... finds, alone, for RELIABILITY_FUZZTIME
+# Every case runs against 127.0.0.1 only. Each step is bounded: the test runs
+# by -timeout, each fuzz target by -fuzztime and a -timeout five minutes past it.
+#
+# Needs Go 1.26 and the usual POSIX tools (awk, grep, mktemp); installs nothing.
+# The table goes to standard output, progress to standard error, and every
+# log to a directory it names at the end. Exits 0 when every bar is met and
+# no fuzz target crashed; 1 otherwise; 2 when something it needs is missing.
+# A fuzz target's crasher is left where go test writes it,
+# <package>/testdata/fuzz/<Target>/, so that go test replays it from then on.
+set -uo pipefail
+
+cd "$(dirname "$0")/../.."
+
+FUZZTIME=${RELIABILITY_FUZZTIME:-5m}
+TIMEOUT=${RELIABILITY_TIMEOUT:-30m}
+RACE=${RELIABILITY_RACE:-}
+RUN=${RELIABILITY_RUN:-Reliability}
+
+for c in go awk grep mktemp; do
+	if ! command -v "$c" >/dev/null 2>&1; then
+		echo "run.sh: $c not found; it needs Go 1.26 (https://go.dev/dl/) and awk, grep and mktemp" >&2
+		exit 2
+	fi
+done
+
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/signpost-reliability.XXXXXX")
+ROWS=$LOGS/rows.tsv # case, figure, value, bar, met: one row a line
+: >"$ROWS"
+failed=0
+
+say() { echo "run.sh: $*" >&2; }
+
+# row adds one line to the table; its fields must hold no tab.
+row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$ROWS"; }
+
+# seconds turns a Go duration of hours, minutes and seconds (1h, 5m, 90s,
+# 1m30s) into whole seconds; it prints nothing for other forms (1000x).
+seconds() {
+	local d=$1 total=0 n unit
+	[[ $d =~ ^([0-9]+[hms])+$ ]] || return 0
+	while [[ $d =~ ^([0-9]+)([hms])(.*)$ ]]; do
+		n=${BASH_REMATCH[1]} unit=${BASH_REMATCH[2]} d=${BASH_REMATCH[3]}
+		case $unit in
+		h) total=$((total + n * 3600)) ;;
+		m) total=$((total + n * 60)) ;;
+		s) total=$((total + n)) ;;
+		esac
+	done
+	echo "$total"
+}
+
+# suite runs the reliability tests of ./test with the arguments given and
+# adds their FIGURE lines to the table, each case named with suffix.
+suite() {
+	local log=$1 suffix=$2
+	shift 2
+	say "go test $* (log: $log)"
+	go test "$@" >"$log" 2>&1
+	local status=$?
+	# A FIGURE line, as t.Logf prints it: "    file_test.go:12: FIGURE<TAB>case<TAB>figure<TAB>value<TAB>bar<TAB>met".
+	awk -F'\t' -v suffix="$suffix" '
+		{ i = index($0, "FIGURE\t"); if (i == 0) next
+		  n = split(substr($0, i), f, "\t"); if (n < 6) next
+		  printf "%s%s\t%s\t%s\t%s\t%s\n", f[2], suffix, f[3], f[4], f[5], f[6] }' "$log" >>"$ROWS"
+	if ((status != 0)); then
+		failed=1
+		# Name the tests that failed, which a figure may not cover.
+		local names
+		names=$(grep -E '^\s*--- FAIL: ' "$log" | awk '{print $3}' | sort -u | paste -sd' ' -)
+		if grep -q '^panic: test timed out' "$log"; then
+			names="timed out${names:+; failed: $names}"
+		fi
+		row "go test$suffix" "tests that failed" "${names:-exit status $status}" "none" "NOT MET"
+		say "go test $* failed (exit status $status); see $log"
+	fi
+}
+
+if [[ $RACE == 1 ]]; then
+	suite "$LOGS/race-short.log" " (short, -race)" -race -count=1 -timeout 20m -run "$RUN" -v ./test/
+fi
+suite "$LOGS/long.log" "" -count=1 -timeout "$TIMEOUT" -run "$RUN" -v ./test/ -args -reliability.long
+
+# --- fuzz targets --------------------------------------------------------------
+# go test -list prints a package's matching names, then "ok <TAB>package".
+say "listing the fuzz targets"
+if ! go test -list '^Fuzz' ./... >"$LOGS/fuzz-list.log" 2>&1; then
+	failed=1
+	row "fuzz" "targets listed" "go test -list failed: see $LOGS/fuzz-list.log" "listed" "NOT MET"
+fi
+mapfile -t TARGETS < <(awk '
+	/^Fuzz[A-Za-z0-9_]*$/ { names[++n] = $1; next }
+	/^ok[ \t]/ { for (i = 1; i <= n; i++) print $2 " " names[i]; n = 0; next }
+	{ n = 0 }' "$LOGS/fuzz-list.log")
+
+fuzztimeout=30m
+if s=$(seconds "$FUZZTIME") && [[ -n $s ]]; then
+	fuzztimeout=$((s + 300))s
+fi
+for t in "${TARGETS[@]}"; do
+	pkg=${t% *} name=${t#* }
+	short=${pkg#github.com/signpost-proxy/signpost/}
+	log=$LOGS/fuzz-${short//\//-}-$name.log
+	say "fuzzing $short $name for $FUZZTIME (log: $log)"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout "$fuzztimeout" "$pkg" >"$log" 2>&1
+	status=$?
+	# The last progress line says how many inputs were tried, e.g.
+	# "fuzz: elapsed: 5m0s, execs: 1234567 (4115/sec), new interesting: 3 (total: 40)".
+	execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -n1 | awk '{print $2}')
+	if ((status == 0)); then
+		row "fuzz $short" "$name: crashers in $FUZZTIME" "none (${execs:-?} execs)" "none" "met"
+	else
+		failed=1
+		input=$(grep -oE 'testdata/fuzz/[^ ]+' "$log" | head -n1)
+		what="crash"
+		grep -q '^panic: test timed out' "$log" && what="timed out"
+		row "fuzz $short" "$name: crashers in $FUZZTIME" "$what${input:+: $short/$input}${execs:+ after $execs execs}" "none" "NOT MET"
+		say "$name in $short: $what; see $log"
+	fi
+done
+
+# --- the table -----------------------------------------------------------------
+echo
+echo "| case | figure | value | bar | met |"
+echo "|---|---|---|---|---|"
+awk -F'\t' '{ for (i = 1; i <= 5; i++) gsub(/\|/, "\\|", $i)
+	printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$ROWS"
+echo
+
+if grep -q $'\tNOT MET$' "$ROWS"; then
+	failed=1
+fi
+if [[ ! -s $ROWS ]]; then
+	say "no figures at all: did go test find any test matching -run $RUN?"
+	failed=1
+fi
+if ((failed)); then
+	say "some bars were not met; the logs are in $LOGS"
+	exit 1
+fi
+say "every bar met; the logs are in $LOGS"
