@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,9 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rewrite"
 )
 
 // direct reports whether signpost forwards r itself rather than through
@@ -31,6 +35,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	replayable := r.Body == nil || r.Body == http.NoBody || ex.req.Body != nil
 	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, send, replayable, r)
 	if err != nil {
+		if errors.Is(err, errCallerBody) {
+			// The caller's body was malformed or cut short: the upstream
+			// got an unfinished request, dropped with its connection.
+			p.unreadableBody(w, r, ex)
+			return
+		}
 		p.failed(w, r, ex, err)
 		return
 	}
@@ -49,6 +59,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 		}
 	}
 	removeConnectionHeaders(h, connectionTokens)
+	// The id is signpost's, whatever the upstream's Connection names.
+	h[RequestIDHeader] = ex.idValue
 	w.WriteHeader(res.StatusCode)
 	if err := copyBody(w, res, flushesAtOnce(res)); err != nil {
 		if errors.Is(err, errUpstreamBody) {
@@ -77,7 +89,7 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 	bw.WriteString("\r\n")
 	connectionTokens := r.Header["Connection"]
 	for k, vv := range r.Header {
-		if hopByHop(k) || forwarding(k) || k == "Content-Length" || listed(connectionTokens, k) {
+		if framing(k) || k != RequestIDHeader && listed(connectionTokens, k) {
 			continue
 		}
 		for _, v := range vv {
@@ -110,7 +122,7 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 	case size < 0 && streamed:
 		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
 		cw := httputil.NewChunkedWriter(bw)
-		if _, err := copyRequestBody(cw, r.Body); err != nil {
+		if _, err := copyRequestBody(cw, callerBody{r.Body}); err != nil {
 			return err
 		}
 		if err := cw.Close(); err != nil {
@@ -127,9 +139,9 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 		_, err := bw.Write(body)
 		return err
 	case streamed:
-		n, err := copyRequestBody(bw, io.LimitReader(r.Body, size))
+		n, err := copyRequestBody(bw, io.LimitReader(callerBody{r.Body}, size))
 		if err == nil && n < size {
-			err = errShortBody
+			err = fmt.Errorf("%w: %w", errCallerBody, errShortBody)
 		}
 		return err
 	}
@@ -164,6 +176,32 @@ type writerOnly struct{ io.Writer }
 // errUpstreamBody marks a copy that failed reading the upstream's body, as
 // opposed to writing to the caller.
 var errUpstreamBody = errors.New("the upstream's body broke off")
+
+// errCallerBody marks a failure to read the caller's request body, as
+// opposed to a failure of the upstream.
+var errCallerBody = errors.New("the request body could not be read")
+
+// callerBody tags the errors of reading a request body with errCallerBody.
+type callerBody struct{ io.Reader }
+
+func (b callerBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errCallerBody, err)
+	}
+	return n, err
+}
+
+// unreadableBody answers a request whose body could not be read to its
+// end: malformed chunked framing, or a caller that stopped sending.
+func (p *Proxy) unreadableBody(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if r.Context().Err() != nil {
+		return // the caller left; nobody reads an answer
+	}
+	ex.outcome = metrics.OutcomeRejected
+	p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
+		"the request body could not be read to its end; send the whole body again", true))
+}
 
 // errShortBody is a request body that ended before its Content-Length.
 var errShortBody = errors.New("the request body ended before its declared Content-Length")
@@ -212,15 +250,26 @@ func hopByHop(k string) bool {
 	return false
 }
 
-// forwarding reports whether a header says where a request came from.
-// Signpost sets these from the connection it accepted; a caller's own are
-// not passed on, since any caller can write them.
+// forwarding reports whether a header says where a request came from:
+// Forwarded and every X-Forwarded-*. Signpost sets X-Forwarded-For, -Host
+// and -Proto from the connection it accepted; a caller's own are not passed
+// on, since any caller can write them.
 func forwarding(k string) bool {
-	switch k {
-	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
-		return true
+	return k == "Forwarded" || strings.HasPrefix(k, "X-Forwarded-")
+}
+
+// framing reports whether a request header is one signpost writes itself or
+// drops: hop-by-hop, forwarding, Content-Length. A name spelled with
+// underscores counts as the one with dashes, since CGI-style upstreams read
+// X_Forwarded_For as X-Forwarded-For.
+func framing(k string) bool {
+	if strings.IndexByte(k, '_') >= 0 {
+		k = textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(k, "_", "-"))
+		if k == "Host" || k == RequestIDHeader {
+			return true
+		}
 	}
-	return false
+	return hopByHop(k) || forwarding(k) || k == "Content-Length"
 }
 
 // listed reports whether the comma-separated header values name k.

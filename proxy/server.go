@@ -144,7 +144,16 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
 		// Each request is served whole by the proxy in force on arrival.
-		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.Proxy().ServeHTTP(w, r) }),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(r.TransferEncoding) > 0 {
+				// net/http drops a Content-Length sent beside chunked
+				// framing unseen; RFC 9112, section 6.1, has the server
+				// close the connection after such a request, so that
+				// bytes past the chunked body are never read as a request.
+				w.Header()["Connection"] = closeConnection
+			}
+			rl.Proxy().ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		ReadTimeout:       opts.ReadTimeout,
 		WriteTimeout:      opts.WriteTimeout,
@@ -237,6 +246,10 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	return err
 }
+
+// closeConnection is the Connection header value that ends a connection
+// after its response.
+var closeConnection = []string{"close"}
 
 // errShuttingDown is the readiness check that fails once shutdown begins.
 var errShuttingDown = errors.New("signpost is shutting down; send new requests elsewhere")

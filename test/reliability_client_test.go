@@ -1,11 +1,15 @@
 package test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -170,4 +174,449 @@ func TestReliabilityShutdown(t *testing.T) {
 	code := sp.exitCode()
 	figure(t, name, "exit code", code, "0", code == 0)
 	figure(t, name, "exit after SIGTERM", exited.Round(time.Millisecond), fmt.Sprintf("≤ shutdown delay + drain timeout (%v)", delay+drain), exited <= delay+drain)
+}
+
+// rawUpstream is an HTTP/1.1 upstream that records every byte it receives,
+// so that a test can check the framing of what signpost sent rather than
+// what a lenient parser makes of it. It answers PATCH with the ticket API's
+// bare 400 and anything else with a 200 carrying hop-by-hop headers that
+// must not reach the caller.
+type rawUpstream struct {
+	ln   net.Listener
+	addr string
+	mu   sync.Mutex
+	got  bytes.Buffer
+}
+
+func newRawUpstream(t *testing.T) *rawUpstream {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &rawUpstream{ln: ln, addr: ln.Addr().String()}
+	var conns sync.WaitGroup
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); ln.Close(); conns.Wait() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Go(func() {
+				defer c.Close()
+				go func() { <-done; c.Close() }()
+				u.serve(c)
+			})
+		}
+	}()
+	return u
+}
+
+func (u *rawUpstream) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.got.Write(p)
+}
+
+// take returns the bytes received since the last take.
+func (u *rawUpstream) take() []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	b := bytes.Clone(u.got.Bytes())
+	u.got.Reset()
+	return b
+}
+
+func (u *rawUpstream) serve(c net.Conn) {
+	br := bufio.NewReader(io.TeeReader(c, u))
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		res := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n" +
+			"Connection: X-Up-Secret, X-Request-Id\r\nX-Up-Secret: hop\r\nKeep-Alive: timeout=5\r\n" +
+			"Proxy-Authenticate: Basic realm=up\r\nProxy-Connection: keep-alive\r\n\r\n{\"ok\":true}"
+		if strings.HasPrefix(req.URL.Path, "/boom") {
+			res = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 31\r\n\r\nboom: could not process request"
+		}
+		if req.Method == http.MethodPatch {
+			res = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{\"error\":\"Invalid status\"}"
+		}
+		if _, err := io.WriteString(c, res); err != nil {
+			return
+		}
+	}
+}
+
+// strictRequest is one request as a strict HTTP/1.1 parser reads it.
+type strictRequest struct {
+	method, target string
+	header         http.Header // canonical keys, values in order
+	body           []byte
+}
+
+// parseStrict reads every request in b by RFC 9112 with none of the
+// leniency servers allow: CRLF line ends only, no obs-fold, no control
+// characters in a field, one Content-Length or one "Transfer-Encoding:
+// chunked" and never both, chunk sizes in hex without extensions. It
+// returns the whole requests and what is left after them, or why b is not
+// well framed.
+func parseStrict(b []byte) (reqs []strictRequest, rest []byte, err error) {
+	for len(b) > 0 {
+		end := bytes.Index(b, []byte("\r\n\r\n"))
+		if end < 0 {
+			return reqs, b, nil
+		}
+		lines := strings.Split(string(b[:end]), "\r\n")
+		for _, l := range lines {
+			if strings.ContainsAny(l, "\r\n\x00") {
+				return nil, nil, fmt.Errorf("a bare CR, LF or NUL in %q", l)
+			}
+		}
+		parts := strings.Split(lines[0], " ")
+		if len(parts) != 3 || parts[2] != "HTTP/1.1" {
+			return nil, nil, fmt.Errorf("request line %q", lines[0])
+		}
+		r := strictRequest{method: parts[0], target: parts[1], header: http.Header{}}
+		for _, l := range lines[1:] {
+			k, v, ok := strings.Cut(l, ":")
+			if !ok || k == "" || strings.ContainsAny(k, " \t") || l[0] == ' ' || l[0] == '\t' {
+				return nil, nil, fmt.Errorf("header line %q", l)
+			}
+			for _, c := range v {
+				if c < ' ' && c != '\t' || c == 0x7f {
+					return nil, nil, fmt.Errorf("control character in header line %q", l)
+				}
+			}
+			r.header[http.CanonicalHeaderKey(k)] = append(r.header[http.CanonicalHeaderKey(k)], strings.Trim(v, " \t"))
+		}
+		b = b[end+4:]
+		cl, te := r.header["Content-Length"], r.header["Transfer-Encoding"]
+		switch {
+		case len(cl) > 0 && len(te) > 0:
+			return nil, nil, fmt.Errorf("both Content-Length %q and Transfer-Encoding %q", cl, te)
+		case len(cl) > 1 || len(te) > 1:
+			return nil, nil, fmt.Errorf("Content-Length %q, Transfer-Encoding %q: more than one", cl, te)
+		case len(cl) == 1:
+			n, err := strconv.ParseUint(cl[0], 10, 63)
+			if err != nil {
+				return nil, nil, fmt.Errorf("Content-Length %q", cl[0])
+			}
+			if uint64(len(b)) < n {
+				return reqs, nil, nil // unfinished
+			}
+			r.body, b = b[:n], b[n:]
+		case len(te) == 1:
+			if te[0] != "chunked" {
+				return nil, nil, fmt.Errorf("Transfer-Encoding %q", te[0])
+			}
+			for {
+				i := bytes.Index(b, []byte("\r\n"))
+				if i < 0 {
+					return reqs, nil, nil
+				}
+				n, err := strconv.ParseUint(string(b[:i]), 16, 31)
+				if err != nil || i == 0 {
+					return nil, nil, fmt.Errorf("chunk size line %q", b[:i])
+				}
+				b = b[i+2:]
+				if n == 0 {
+					if !bytes.HasPrefix(b, []byte("\r\n")) {
+						if len(b) < 2 {
+							return reqs, nil, nil
+						}
+						return nil, nil, fmt.Errorf("trailers after the last chunk: %q", clip(b))
+					}
+					b = b[2:]
+					break
+				}
+				if uint64(len(b)) < n+2 {
+					return reqs, nil, nil
+				}
+				if !bytes.Equal(b[n:n+2], []byte("\r\n")) {
+					return nil, nil, fmt.Errorf("chunk of %d bytes not ended by CRLF", n)
+				}
+				r.body, b = append(r.body, b[:n]...), b[n+2:]
+			}
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs, nil, nil
+}
+
+// rawExchange writes req to signpost on a connection of its own and reads
+// n answers, then waits 100 ms for any more; it stops at the first error,
+// such as the connection closing.
+func rawExchange(t *testing.T, addr string, req string, n int) []*http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(waitTimeout))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatalf("writing the request: %v", err)
+	}
+	br := bufio.NewReader(c)
+	var out []*http.Response
+	for i := range n + 1 {
+		if i == n {
+			_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			break
+		}
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			break
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		out = append(out, res)
+	}
+	return out
+}
+
+// TestReliabilityFraming sends hand-written requests over raw sockets:
+// control characters in fields, Content-Length beside chunked framing,
+// two lengths, obfuscated transfer codings, bare LF in chunk sizes,
+// pipelining, hop-by-hop headers named in Connection and spoofed
+// forwarding headers. Bar: each is refused with 400 (501 for a transfer
+// coding signpost does not implement, as RFC 9112 section 6.1 says) and
+// nothing complete reaches the upstream, or the upstream receives exactly
+// the requests signpost answered, each well framed by a strict parser.
+func TestReliabilityFraming(t *testing.T) {
+	t.Parallel()
+	const name = "5 framing"
+	up := newRawUpstream(t)
+	sp := startSignpost(t, ticketsConfig, "http://"+up.addr)
+	host := "Host: " + sp.Addr + "\r\n"
+	const smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+
+	tests := []struct {
+		name    string
+		req     string
+		answers []int // the statuses signpost must send, in order
+		// forwarded is how many requests must reach the upstream, whole.
+		forwarded int
+		// check looks at what reached it.
+		check func(t *testing.T, reqs []strictRequest)
+	}{
+		{"NUL in a header value", "GET /tickets/T-1 HTTP/1.1\r\n" + host + "X-A: b\x00c\r\n\r\n", []int{400}, 0, nil},
+		{"bare CR in a header value", "GET /tickets/T-1 HTTP/1.1\r\n" + host + "X-A: b\rX-B: c\r\n\r\n", []int{400}, 0, nil},
+		{"bare LF in a header value", "GET /tickets/T-1 HTTP/1.1\r\n" + host + "X-A: b\nX-B: c\r\n\r\n", []int{200}, 1, nil},
+		{"obs-fold", "GET /tickets/T-1 HTTP/1.1\r\n" + host + "X-A: b\r\n Transfer-Encoding: chunked\r\n\r\n", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if a, te := reqs[0].header["X-A"], reqs[0].header["Transfer-Encoding"]; len(a) != 1 || te != nil {
+					t.Errorf("upstream got X-A %q and Transfer-Encoding %q, want the folded line as one X-A", a, te)
+				}
+			}},
+		{"space before the colon", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding : chunked\r\nContent-Length: 3\r\n\r\nabc", []int{400}, 0, nil},
+		{"NUL in the request target", "GET /tickets/T-1\x00 HTTP/1.1\r\n" + host + "\r\n", []int{400}, 0, nil},
+		{"CR LF in a path, percent-encoded", "GET /tickets/T-1%0d%0aX-Injected:%20yes HTTP/1.1\r\n" + host + "\r\n", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if _, ok := reqs[0].header["X-Injected"]; ok {
+					t.Errorf("an encoded CR LF in the path became a header upstream: %v", reqs[0].header)
+				}
+			}},
+		{"Content-Length and chunked, a request smuggled after", "POST /upload HTTP/1.1\r\n" + host +
+			"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if len(reqs[0].body) != 0 || reqs[0].target != "/upload" {
+					t.Errorf("upstream got %s %s with body %q, want POST /upload, empty", reqs[0].method, reqs[0].target, reqs[0].body)
+				}
+			}},
+		{"Content-Length and chunked on a validated route", "PATCH /tickets/T-1 HTTP/1.1\r\n" + host +
+			"Transfer-Encoding: chunked\r\nContent-Length: 60\r\n\r\n11\r\n{\"status\":\"OPEN\"}\r\n0\r\n\r\n" + smuggled, []int{400}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if string(reqs[0].body) != `{"status":"OPEN"}` {
+					t.Errorf("upstream got body %q, want the 17 bytes of the chunked body", reqs[0].body)
+				}
+			}},
+		{"two different Content-Lengths", "POST /upload HTTP/1.1\r\n" + host + "Content-Length: 3\r\nContent-Length: 30\r\n\r\nabc", []int{400}, 0, nil},
+		{"two equal Content-Lengths", "POST /upload HTTP/1.1\r\n" + host + "Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if string(reqs[0].body) != "abc" {
+					t.Errorf("upstream got body %q, want abc", reqs[0].body)
+				}
+			}},
+		{"a Content-Length list", "POST /upload HTTP/1.1\r\n" + host + "Content-Length: 3, 30\r\n\r\nabc", []int{400}, 0, nil},
+		{"a signed Content-Length", "POST /upload HTTP/1.1\r\n" + host + "Content-Length: +3\r\n\r\nabc", []int{400}, 0, nil},
+		{"Transfer-Encoding: xchunked", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", []int{501}, 0, nil},
+		{"Transfer-Encoding: chunked, identity", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked, identity\r\n\r\n3\r\nabc\r\n0\r\n\r\n", []int{501}, 0, nil},
+		{"two Transfer-Encoding fields", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", []int{501}, 0, nil},
+		{"Transfer-Encoding with a tab", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding:\tchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if string(reqs[0].body) != "abc" {
+					t.Errorf("upstream got body %q, want abc", reqs[0].body)
+				}
+			}},
+		{"Transfer_Encoding with an underscore", "POST /upload HTTP/1.1\r\n" + host + "Transfer_Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				if len(reqs[0].header) != 0 && hasUnderscoreFraming(reqs[0].header) {
+					t.Errorf("a framing header spelled with an underscore reached the upstream: %v", reqs[0].header)
+				}
+			}},
+		{"bare LF after a chunk size, streamed", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", []int{400}, 0, nil},
+		{"bare LF after a chunk size, validated", "PATCH /tickets/T-1 HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n11\n{\"status\":\"OPEN\"}\r\n0\r\n\r\n", []int{400}, 0, nil},
+		{"a chunk size in excess of its data", "POST /upload HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n5\r\nabc\r\n0\r\n\r\n", []int{400}, 0, nil},
+		{"pipelined: three requests", "GET /tickets/T-1 HTTP/1.1\r\n" + host + "\r\n" +
+			"POST /upload HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nabc" +
+			"PATCH /tickets/T-2 HTTP/1.1\r\n" + host + "Content-Length: 17\r\n\r\n{\"status\":\"OPEN\"}", []int{200, 200, 400}, 3,
+			func(t *testing.T, reqs []strictRequest) {
+				for i, want := range []string{"GET /tickets/T-1", "POST /upload", "PATCH /tickets/T-2"} {
+					if got := reqs[i].method + " " + reqs[i].target; got != want {
+						t.Errorf("upstream request %d: %s, want %s", i, got, want)
+					}
+				}
+			}},
+		{"hop-by-hop headers, some named in Connection", "GET /tickets/T-1 HTTP/1.1\r\n" + host +
+			"Connection: keep-alive, X-Secret, X-Request-Id\r\nX-Secret: s\r\nKeep-Alive: timeout=9\r\nProxy-Authorization: Basic eA==\r\n" +
+			"Proxy-Connection: keep-alive\r\nTe: trailers, deflate\r\nTrailer: X-T\r\nX-Kept: k\r\n\r\n", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				h := reqs[0].header
+				for _, k := range []string{"Connection", "X-Secret", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection", "Trailer"} {
+					if v, ok := h[k]; ok {
+						t.Errorf("hop-by-hop %s: %q reached the upstream", k, v)
+					}
+				}
+				if te := h["Te"]; len(te) != 1 || te[0] != "trailers" {
+					t.Errorf("Te = %q upstream, want [trailers]", te)
+				}
+				if h.Get("X-Kept") != "k" || len(h["X-Request-Id"]) != 1 {
+					t.Errorf("upstream headers %v: want X-Kept and one X-Request-Id", h)
+				}
+			}},
+		{"spoofed forwarding headers", "GET /tickets/T-1 HTTP/1.1\r\nHost: api.example\r\n" +
+			"X-Forwarded-For: 6.6.6.6\r\nX-Forwarded-For: 7.7.7.7\r\nForwarded: for=6.6.6.6;proto=https\r\nX-Forwarded-Host: evil.example\r\n" +
+			"X-Forwarded-Proto: https\r\nX-Forwarded-Port: 443\r\nX-Forwarded-Prefix: /admin\r\nX_Forwarded_For: 6.6.6.6\r\nx-forwarded-for: 8.8.8.8\r\n\r\n", []int{200}, 1,
+			func(t *testing.T, reqs []strictRequest) {
+				h := reqs[0].header
+				want := http.Header{"X-Forwarded-For": {"127.0.0.1"}, "X-Forwarded-Host": {"api.example"}, "X-Forwarded-Proto": {"http"}}
+				for k, v := range h {
+					low := strings.ToLower(strings.ReplaceAll(k, "_", "-"))
+					if low == "forwarded" || strings.HasPrefix(low, "x-forwarded-") {
+						if w, ok := want[k]; !ok || !slices.Equal(v, w) {
+							t.Errorf("upstream got %s: %q, want %q", k, v, w)
+						}
+						delete(want, k)
+					}
+				}
+				for k, v := range want {
+					t.Errorf("upstream got no %s, want %q", k, v)
+				}
+			}},
+	}
+	rejected, normalised, held := 0, 0, 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if !t.Failed() {
+					held++
+				}
+			}()
+			up.take()
+			got := rawExchange(t, sp.Addr, tt.req, len(tt.answers))
+			var statuses []int
+			for _, res := range got {
+				statuses = append(statuses, res.StatusCode)
+				for _, k := range []string{"X-Up-Secret", "Keep-Alive", "Proxy-Authenticate", "Proxy-Connection"} {
+					if v, ok := res.Header[k]; ok {
+						t.Errorf("hop-by-hop %s: %q of the upstream's reached the caller", k, v)
+					}
+				}
+				// net/http itself refuses what it cannot parse, without one.
+				if tt.forwarded > 0 && len(res.Header["X-Request-Id"]) != 1 {
+					t.Errorf("answer %d has X-Request-Id %q, want one", res.StatusCode, res.Header["X-Request-Id"])
+				}
+			}
+			if !slices.Equal(statuses, tt.answers) {
+				t.Errorf("signpost answered %v, want %v", statuses, tt.answers)
+			}
+			// What reached the upstream: its bytes arrive before the
+			// answer, but a request cut off mid-body may still trickle.
+			time.Sleep(20 * time.Millisecond)
+			raw := up.take()
+			reqs, rest, err := parseStrict(raw)
+			switch {
+			case err != nil:
+				t.Errorf("the upstream received a request a strict parser refuses: %v\n%q", err, clip(raw))
+			case len(reqs) != tt.forwarded:
+				t.Errorf("the upstream received %d whole requests, want %d:\n%q", len(reqs), tt.forwarded, clip(raw))
+			case tt.check != nil:
+				tt.check(t, reqs)
+			}
+			if len(rest) > 0 && tt.forwarded > 0 {
+				t.Errorf("bytes past the requests the upstream received: %q", clip(rest))
+			}
+			if tt.forwarded == 0 && len(statuses) > 0 && statuses[0] >= 400 {
+				rejected++
+			} else {
+				normalised++
+			}
+		})
+	}
+	figure(t, name, fmt.Sprintf("hostile requests refused (%d) or forwarded well framed (%d), hop-by-hop headers stripped both ways", rejected, normalised),
+		fmt.Sprintf("%d/%d", held, len(tests)), "all, the upstream parsing exactly what signpost answered", held == len(tests))
+
+	// No value a caller sent lands in a header of an answer signpost
+	// wrote: rewritten, wrapped or refused at a limit.
+	const mark = "zqxmark"
+	body := `{"status":"` + mark + `\r\nX-Injected: 1"}`
+	echoes := []struct {
+		name, req string
+	}{
+		{"rewritten 400", "PATCH /tickets/T-1?note=" + mark + "q%0d%0aX-Injected:%20" + mark + " HTTP/1.1\r\n" + host +
+			"X-Note: " + mark + "h\r\nCookie: c=" + mark + "c\r\nContent-Type: application/json\r\nContent-Length: " +
+			strconv.Itoa(len(body)) + "\r\n\r\n" + body},
+		{"rewritten 400, value in the path", "PATCH /tickets/T-" + mark + "%0d%0aX-Injected:%20" + mark + " HTTP/1.1\r\n" + host +
+			"Content-Length: 17\r\n\r\n" + `{"status":"OPEN"}`},
+		{"wrapped 500", "GET /boom/" + mark + "?q=" + mark + " HTTP/1.1\r\n" + host + "X-Note: " + mark + "\r\n\r\n"},
+		{"413 at the body limit", "PATCH /tickets/T-1?q=" + mark + " HTTP/1.1\r\n" + host + "X-Note: " + mark + "\r\nContent-Length: 2097152\r\n\r\n"},
+	}
+	echoed := 0
+	for _, e := range echoes {
+		t.Run("echo: "+e.name, func(t *testing.T) {
+			got := rawExchange(t, sp.Addr, e.req, 1)
+			if len(got) != 1 || got[0].StatusCode < 400 {
+				t.Fatalf("want one error answer, got %d answers", len(got))
+			}
+			// A rewritten body echoes the value: the check above is not
+			// vacuous.
+			if b, _ := io.ReadAll(got[0].Body); strings.HasPrefix(e.name, "rewritten") && !strings.Contains(string(b), mark) {
+				t.Errorf("body %s does not echo the value received", b)
+			}
+			for k, vv := range got[0].Header {
+				for _, v := range vv {
+					if strings.Contains(strings.ToLower(k+": "+v), mark) || k == "X-Injected" {
+						echoed++
+						t.Errorf("a received value landed in the answer's header %s: %q", k, v)
+					}
+				}
+			}
+			up.take()
+		})
+	}
+	figure(t, name, fmt.Sprintf("received values echoed in response headers, over %d error answers", len(echoes)), echoed, "0", echoed == 0)
+}
+
+// hasUnderscoreFraming reports whether h holds a header that, read with
+// underscores as dashes, is one signpost sets or drops.
+func hasUnderscoreFraming(h http.Header) bool {
+	for k := range h {
+		if strings.Contains(k, "_") {
+			switch http.CanonicalHeaderKey(strings.ReplaceAll(k, "_", "-")) {
+			case "Transfer-Encoding", "Content-Length", "Connection", "Host", "X-Forwarded-For", "Forwarded":
+				return true
+			}
+		}
+	}
+	return false
 }
