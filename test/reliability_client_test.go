@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -619,4 +621,241 @@ func hasUnderscoreFraming(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// pattern is a request body of n bytes made as it is read, so that a
+// gigabyte costs no memory in the test.
+type pattern struct{ n int64 }
+
+func (p *pattern) Read(b []byte) (int, error) {
+	if p.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.n {
+		b = b[:p.n]
+	}
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	p.n -= int64(len(b))
+	return len(b), nil
+}
+
+// procField reads one numeric field of /proc/<pid>/<file>, such as rchar
+// of io or VmRSS of status (in kB).
+func procField(t *testing.T, pid int, file, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		t.Fatalf("reading signpost's /proc/%d/%s: %v", pid, file, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("/proc/%d/%s: %s %q: %v", pid, file, field, v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/%s has no %s", pid, file, field)
+	return 0
+}
+
+// upload is what a raw upload saw: the answer, and how many bytes of the
+// body had been written when it arrived.
+type upload struct {
+	status int
+	body   string
+	sent   int64
+}
+
+// rawUpload writes head, then the first pauseAt bytes of a body of size
+// bytes (chunked when chunked is set), and waits for the answer; once it
+// has one, it writes the rest, bytesEach bytes every each, until signpost
+// closes the connection or the body ends.
+func rawUpload(t *testing.T, addr, head string, size, pauseAt int64, chunked bool, bytesEach int, each time.Duration) upload {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Minute))
+	var sent atomic.Int64
+	answered := make(chan upload, 1)
+	go func() {
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			answered <- upload{status: -1, body: err.Error(), sent: sent.Load()}
+			return
+		}
+		at := sent.Load()
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+		answered <- upload{status: res.StatusCode, body: string(b), sent: at}
+	}()
+	if _, err := io.WriteString(c, head); err != nil {
+		t.Fatalf("writing the headers: %v", err)
+	}
+	var w io.Writer = c
+	cw := httputil.NewChunkedWriter(c)
+	if chunked {
+		w = cw
+	}
+	body := &pattern{n: size}
+	write := func(n int64, each time.Duration) error {
+		buf := make([]byte, bytesEach)
+		for n > 0 {
+			k, _ := body.Read(buf[:min(int64(len(buf)), n)])
+			if _, err := w.Write(buf[:k]); err != nil {
+				return err
+			}
+			sent.Add(int64(k))
+			n -= int64(k)
+			if each > 0 {
+				time.Sleep(each)
+			}
+		}
+		return nil
+	}
+	if err := write(pauseAt, 0); err != nil {
+		t.Fatalf("writing the first %d bytes of the body: %v", pauseAt, err)
+	}
+	var u upload
+	select {
+	case u = <-answered:
+	case <-time.After(waitTimeout):
+		t.Fatalf("no answer within %v of the first %d bytes of the body", waitTimeout, pauseAt)
+	}
+	if write(size-pauseAt, each) == nil && chunked {
+		_ = cw.Close()
+		_, _ = io.WriteString(c, "\r\n")
+	}
+	return u
+}
+
+// TestReliabilityHugeRequests sends bodies of 10 MiB and 1 GiB (64 MiB
+// without -reliability.long) to a route that declares body fields, with a
+// declared length, chunked, and one byte a second, and streams the same to
+// a path no route declares. Bars: a 413 naming the limit, with signpost
+// reading no further than limits.request_body (1 MiB) and one read buffer
+// past it; the passthrough arrives whole while signpost's resident memory
+// stays within 32 MiB of its value before.
+func TestReliabilityHugeRequests(t *testing.T) {
+	t.Parallel()
+	const (
+		name  = "6 huge requests"
+		limit = 1 << 20
+		// slack is what signpost may read past the limit: the rest of the
+		// 32 KiB chunks it reads in, and the request's header block.
+		slack = 64 << 10
+	)
+	huge := sized(int64(64<<20), int64(1<<30))
+	var received atomic.Int64
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		received.Store(n)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"received":%d}`, n)
+	}))
+	sp := startSignpost(t, ticketsConfig, up.URL)
+	pid := sp.cmd.Process.Pid
+
+	const want413 = `{"error":"request_body_too_large","message":"the request body is over 1 MiB, the most signpost reads to check its fields; send a smaller body","retryable":false}`
+	for _, tt := range []struct {
+		name      string
+		size      int64
+		chunked   bool
+		bytesEach int
+		each      time.Duration
+	}{
+		{"10 MiB, declared length", 10 << 20, false, 32 << 10, 0},
+		{"10 MiB, chunked", 10 << 20, true, 32 << 10, 0},
+		{"10 MiB, declared length, one byte a second", 10 << 20, false, 1, time.Second},
+		{fmt.Sprintf("%d MiB, declared length", huge>>20), huge, false, 32 << 10, 0},
+		{fmt.Sprintf("%d MiB, chunked", huge>>20), huge, true, 32 << 10, 0},
+	} {
+		t.Run("413: "+tt.name, func(t *testing.T) {
+			head := "PATCH /tickets/T-8841 HTTP/1.1\r\nHost: " + sp.Addr + "\r\nContent-Type: application/json\r\n"
+			// With a declared length the answer is due before any of the
+			// body; chunked, once one byte more than the limit is sent.
+			pauseAt := int64(0)
+			if tt.chunked {
+				head += "Transfer-Encoding: chunked\r\n\r\n"
+				pauseAt = limit + 1
+			} else {
+				head += "Content-Length: " + strconv.FormatInt(tt.size, 10) + "\r\n\r\n"
+			}
+			before := procField(t, pid, "io", "rchar")
+			start := time.Now()
+			u := rawUpload(t, sp.Addr, head, tt.size, pauseAt, tt.chunked, tt.bytesEach, tt.each)
+			took := time.Since(start)
+			read := procField(t, pid, "io", "rchar") - before
+			if u.status != http.StatusRequestEntityTooLarge || u.body != want413 {
+				t.Errorf("answer %d %q, want 413 %s", u.status, u.body, want413)
+			}
+			figure(t, name, "body bytes sent when the 413 arrived, "+tt.name, u.sent, fmt.Sprintf("≤ %d", pauseAt), u.sent <= pauseAt)
+			// After its answer net/http reads up to 256 KiB more of a
+			// chunked body, to keep the connection, then closes it.
+			bound, bar := int64(slack), "≤ 64 KiB: headers and one read buffer, no body"
+			if tt.chunked {
+				bound += limit + 256<<10
+				bar = "≤ 1344 KiB: the 1 MiB limit, 256 KiB net/http drains after the answer, 64 KiB of read buffer"
+			}
+			figure(t, name, "bytes signpost read in all, "+tt.name, read, bar, read <= bound)
+			if took > 30*time.Second {
+				t.Errorf("the upload took %v: signpost kept reading a body it refused", took)
+			}
+		})
+	}
+
+	for _, chunked := range []bool{false, true} {
+		what := fmt.Sprintf("%d MiB passthrough, declared length", huge>>20)
+		if chunked {
+			what = fmt.Sprintf("%d MiB passthrough, chunked", huge>>20)
+		}
+		t.Run(what, func(t *testing.T) {
+			base := procField(t, pid, "status", "VmRSS")
+			var peak atomic.Int64
+			peak.Store(base)
+			stop := make(chan struct{})
+			var sampler sync.WaitGroup
+			sampler.Go(func() {
+				for {
+					if rss := procField(t, pid, "status", "VmRSS"); rss > peak.Load() {
+						peak.Store(rss)
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			})
+			req, _ := http.NewRequest(http.MethodPost, sp.URL+"/upload", &pattern{n: huge})
+			if !chunked {
+				req.ContentLength = huge
+			}
+			start := time.Now()
+			res, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+			close(stop)
+			sampler.Wait()
+			if err != nil {
+				t.Fatalf("POST /upload: %v", err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			took := time.Since(start)
+			if want := fmt.Sprintf(`{"received":%d}`, huge); res.StatusCode != http.StatusOK || string(b) != want {
+				t.Errorf("answer %d %s, want 200 %s", res.StatusCode, b, want)
+			}
+			grew := (peak.Load() - base) >> 10
+			figure(t, name, "signpost RSS growth while "+what+" streams", fmt.Sprintf("%d MiB", grew), "≤ 32 MiB", grew <= 32)
+			t.Logf("%s: %.0f MiB/s; RSS %d MiB before, %d MiB at peak", what, float64(huge>>20)/took.Seconds(), base>>10, peak.Load()>>10)
+		})
+	}
 }
