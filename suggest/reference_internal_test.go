@@ -35,6 +35,9 @@ func referenceSuggest(values []string, aliases map[string]string, received strin
 	type hit struct{ i, d int }
 	var hits []hit
 	for i, v := range values {
+		if slices.Index(values, v) < i {
+			continue // a repeat counts once, at its first place
+		}
 		if d := referenceDistance([]rune(folded), []rune(strings.ToLower(v))); d <= bound {
 			hits = append(hits, hit{i, d})
 		}

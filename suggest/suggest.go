@@ -40,7 +40,8 @@ const (
 // modified after NewSet, and each call keeps its scratch space to itself,
 // so any number of goroutines may use it at once.
 type Set struct {
-	values     []string
+	declared   int                 // values as declared, repeats included
+	values     []string            // distinct, in declared order
 	exact      map[string]struct{} // values
 	folded     map[string]int32    // case-folded value -> first index in values
 	sameFold   []int32             // index -> next index of the same folded value, or -1
@@ -86,14 +87,17 @@ func (c *counts) add(r rune) {
 // NewSet prepares values, in declared order, and an alias table mapping
 // other names callers send (matched without regard to case) to the permitted
 // value they stand for. It copies what it keeps: changing values or aliases
-// afterwards does not change the Set. When two aliases differ only in case,
-// the one that sorts first wins.
+// afterwards does not change the Set. A value listed twice counts once, at
+// its first place, so that no suggestion repeats. When two aliases differ
+// only in case, the one that sorts first wins.
 func NewSet(values []string, aliases map[string]string) *Set {
 	s := &Set{
-		values: slices.Clone(values),
-		exact:  make(map[string]struct{}, len(values)),
-		folded: make(map[string]int32, len(values)),
+		declared: len(values),
+		values:   distinct(values),
+		exact:    make(map[string]struct{}, len(values)),
+		folded:   make(map[string]int32, len(values)),
 	}
+	values = s.values
 	maxLen := 0
 	folded := make([][]rune, len(values))
 	s.sameFold = make([]int32, len(values))
@@ -152,8 +156,21 @@ func NewSet(values []string, aliases map[string]string) *Set {
 	return s
 }
 
+// distinct returns a copy of values without repeats, in first-seen order.
+func distinct(values []string) []string {
+	out := make([]string, 0, len(values))
+	seen := make(map[string]struct{}, len(values))
+	for _, v := range values {
+		if _, ok := seen[v]; !ok {
+			seen[v] = struct{}{}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Len is the number of permitted values, as declared.
-func (s *Set) Len() int { return len(s.values) }
+func (s *Set) Len() int { return s.declared }
 
 // Has reports whether v is permitted exactly as sent.
 func (s *Set) Has(v string) bool {
