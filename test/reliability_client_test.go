@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // TestReliabilityShutdown sends SIGTERM with 64 requests in flight, 20 of
@@ -857,5 +859,149 @@ func TestReliabilityHugeRequests(t *testing.T) {
 			figure(t, name, "signpost RSS growth while "+what+" streams", fmt.Sprintf("%d MiB", grew), "≤ 32 MiB", grew <= 32)
 			t.Logf("%s: %.0f MiB/s; RSS %d MiB before, %d MiB at peak", what, float64(huge>>20)/took.Seconds(), base>>10, peak.Load()>>10)
 		})
+	}
+}
+
+// TestReliabilitySlowHeaders holds 500 connections trickling a request's
+// headers a byte a second beside 200 requests a second of normal traffic
+// (vegeta, open loop). Bars: every normal request succeeds; its p99 latency
+// stays within twice its unloaded p99, measured first, or twice that of a
+// second signpost without tricklers given the same traffic at the same
+// time, so that a machine busy with other work does not count against it;
+// and signpost closes each trickling connection within
+// --read-header-timeout + 1 s. A trickler closed while the traffic runs
+// dials again. It runs alone, not in parallel, since it compares latencies.
+func TestReliabilitySlowHeaders(t *testing.T) {
+	const (
+		name      = "6 slow headers"
+		tricklers = 500
+		rate      = 200
+	)
+	headerTimeout := sized(3*time.Second, 10*time.Second)
+	duration := sized(2500*time.Millisecond, 30*time.Second)
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+	}))
+	sp := startSignpost(t, ticketsConfig, up.URL, "--read-header-timeout", headerTimeout.String())
+	control := startSignpost(t, ticketsConfig, up.URL, "--read-header-timeout", headerTimeout.String())
+
+	// attack sends the same traffic to sp and to control at once.
+	attack := func(d time.Duration) (vegeta.Metrics, vegeta.Metrics) {
+		var m [2]vegeta.Metrics
+		var wg sync.WaitGroup
+		for i, s := range []*signpost{sp, control} {
+			wg.Go(func() {
+				target := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: s.URL + "/tickets/T-8841"})
+				a := vegeta.NewAttacker(vegeta.Timeout(10*time.Second), vegeta.KeepAlive(true), vegeta.Connections(64))
+				for res := range a.Attack(target, vegeta.Rate{Freq: rate, Per: time.Second}, d, "normal") {
+					m[i].Add(res)
+				}
+				m[i].Close()
+			})
+		}
+		wg.Wait()
+		return m[0], m[1]
+	}
+	attack(500 * time.Millisecond) // warm up: connections, pools, code paths
+	before, _ := attack(duration)
+
+	// Each trickler sends a request line, then a header a byte a second,
+	// until signpost closes the connection; it dials again while the
+	// traffic runs.
+	redial := make(chan struct{}) // closed when the traffic has run
+	abort := make(chan struct{})  // closed when signpost had its chance
+	var lifetimes []time.Duration
+	var mu sync.Mutex
+	var dialed, dialErrors, unclosed atomic.Int64
+	const requestLine = "GET /tickets/T-8841 HTTP/1.1\r\n"
+	header := "Host: x\r\nX-Slow: " + strings.Repeat("a", 1000)
+	// Each writes at its own phase of the second, so that the 500 bytes a
+	// second arrive evenly rather than at one instant.
+	trickle := func(phase time.Duration) {
+		for {
+			c, err := net.DialTimeout("tcp", sp.Addr, 5*time.Second)
+			if err != nil {
+				dialErrors.Add(1)
+				return
+			}
+			dialed.Add(1)
+			start := time.Now()
+			closed := make(chan struct{})
+			go func() {
+				defer close(closed)
+				_, _ = c.Read(make([]byte, 1)) // returns once signpost closes it
+			}()
+			_, _ = io.WriteString(c, requestLine)
+			gone := false
+			wait := time.Second + phase
+			for i := 0; !gone; i++ {
+				select {
+				case <-closed:
+					gone = true
+					mu.Lock()
+					lifetimes = append(lifetimes, time.Since(start))
+					mu.Unlock()
+				case <-abort:
+					unclosed.Add(1)
+					c.Close()
+					<-closed
+					return
+				case <-time.After(wait):
+					wait = time.Second
+					_, _ = c.Write([]byte{header[i%len(header)]})
+				}
+			}
+			c.Close()
+			select {
+			case <-redial:
+				return
+			default:
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range tricklers {
+		wg.Go(func() { trickle(time.Duration(i) * time.Second / tricklers) })
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for dialed.Load()+dialErrors.Load() < tricklers && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	loaded, beside := attack(duration)
+	close(redial)
+	// Every trickler still open gets until the header timeout and 1 s more
+	// after its dial; the last were dialled at most now.
+	time.AfterFunc(headerTimeout+3*time.Second, func() { close(abort) })
+	wg.Wait()
+
+	for _, m := range []struct {
+		what string
+		m    vegeta.Metrics
+	}{{"unloaded", before}, {fmt.Sprintf("beside %d trickling connections", tricklers), loaded}, {"to the control signpost", beside}} {
+		figure(t, name, fmt.Sprintf("normal requests succeeded, %d/s %s", rate, m.what), fmt.Sprintf("%.1f%% of %d", 100*m.m.Success, m.m.Requests),
+			"100%", m.m.Success == 1 && m.m.Requests > 0)
+		if len(m.m.Errors) > 0 {
+			t.Logf("errors %s: %v", m.what, m.m.Errors)
+		}
+	}
+	base := max(before.Latencies.P99, beside.Latencies.P99)
+	p99 := loaded.Latencies.P99
+	t.Logf("normal p99: %v unloaded; %v beside the tricklers, while the control signpost's was %v", before.Latencies.P99, p99, beside.Latencies.P99)
+	figure(t, name, fmt.Sprintf("normal p99 beside %d trickling connections", tricklers), p99.Round(10*time.Microsecond),
+		fmt.Sprintf("≤ 2 × %v (unloaded %v; control at the same time %v)", base.Round(10*time.Microsecond),
+			before.Latencies.P99.Round(10*time.Microsecond), beside.Latencies.P99.Round(10*time.Microsecond)), p99 <= 2*base)
+
+	mu.Lock()
+	longest := time.Duration(0)
+	for _, l := range lifetimes {
+		longest = max(longest, l)
+	}
+	n := len(lifetimes)
+	mu.Unlock()
+	figure(t, name, fmt.Sprintf("longest trickling connection, of %d closed by signpost", n), longest.Round(time.Millisecond),
+		fmt.Sprintf("≤ --read-header-timeout %v + 1s", headerTimeout), longest <= headerTimeout+time.Second)
+	if u, e := unclosed.Load(), dialErrors.Load(); u > 0 || e > 0 || n < tricklers {
+		t.Errorf("%d trickling connections left open by signpost, %d not dialled; %d closed, want at least %d", u, e, n, tricklers)
 	}
 }
