@@ -258,6 +258,17 @@ func forwarding(k string) bool {
 	return k == "Forwarded" || strings.HasPrefix(k, "X-Forwarded-")
 }
 
+// dropForwarding removes a caller's forwarding headers, and those spelled
+// with underscores that name a header signpost sets or drops, on the
+// general path, before httputil sets X-Forwarded-For, -Host and -Proto.
+func dropForwarding(h http.Header) {
+	for k := range h {
+		if forwarding(k) || strings.IndexByte(k, '_') >= 0 && framing(k) {
+			delete(h, k)
+		}
+	}
+}
+
 // framing reports whether a request header is one signpost writes itself or
 // drops: hop-by-hop, forwarding, Content-Length. A name spelled with
 // underscores counts as the one with dashes, since CGI-style upstreams read

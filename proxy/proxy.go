@@ -145,6 +145,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
+			dropForwarding(pr.Out.Header)
 			pr.SetXForwarded()
 		},
 		Transport:      transport,
