@@ -3,8 +3,9 @@ package proxy
 import (
 	"errors"
 	"io"
+	"math/bits"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/signpost-proxy/signpost/metrics"
 )
@@ -18,11 +19,24 @@ const DefaultBufferBudget = 64 << 20
 // (limits.error_body) alone would let many concurrent errors hold many
 // times that. A buffer is charged before it is allocated; a request that
 // cannot get the bytes treats its body as one too large to read.
+//
+// Buffers given back are kept for the next bodies, within the same bound,
+// so that a burst of errors does not leave the collector a budget's worth
+// of garbage at every turn; they are dropped once no body has been read
+// for keepIdle.
 type Budget struct {
 	size    int64
-	used    atomic.Int64
 	metrics *metrics.Metrics
+
+	mu   sync.Mutex
+	lent int64            // charged to requests
+	kept int64            // held in free, for reuse
+	free map[int][][]byte // given-back buffers, by capacity
+	idle *time.Timer      // drops free once no buffer moves for keepIdle
 }
+
+// keepIdle is how long given-back buffers are kept for reuse.
+const keepIdle = 10 * time.Second
 
 // NewBudget returns a budget of size bytes, DefaultBufferBudget when size
 // is zero or less. m, when not nil, receives its size, use and exhaustions.
@@ -30,7 +44,7 @@ func NewBudget(size int64, m *metrics.Metrics) *Budget {
 	if size <= 0 {
 		size = DefaultBufferBudget
 	}
-	b := &Budget{size: size, metrics: m}
+	b := &Budget{size: size, metrics: m, free: map[int][][]byte{}}
 	if m != nil {
 		m.BufferBudget(size)
 	}
@@ -40,55 +54,192 @@ func NewBudget(size int64, m *metrics.Metrics) *Budget {
 // Size is the budget's bound in bytes.
 func (b *Budget) Size() int64 { return b.size }
 
-// InUse is the bytes charged now.
-func (b *Budget) InUse() int64 { return b.used.Load() }
-
-// take charges n bytes, or nothing and false when they would pass the
-// bound.
-func (b *Budget) take(n int64) bool {
-	for {
-		used := b.used.Load()
-		if used+n > b.size {
-			if b.metrics != nil {
-				b.metrics.BufferBudgetExhausted()
-			}
-			return false
-		}
-		if b.used.CompareAndSwap(used, used+n) {
-			if b.metrics != nil {
-				b.metrics.BufferBudgetInUse(n)
-			}
-			return true
-		}
-	}
+// InUse is the bytes charged to requests now.
+func (b *Budget) InUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lent
 }
 
+// take charges n bytes that are not a buffer of the budget's, or nothing
+// and false when they would pass the bound.
+func (b *Budget) take(n int64) bool {
+	b.mu.Lock()
+	ok := b.room(n)
+	if ok {
+		b.lent += n
+	}
+	b.mu.Unlock()
+	b.count(ok, n)
+	return ok
+}
+
+// give returns n bytes that take charged.
 func (b *Budget) give(n int64) {
 	if n == 0 {
 		return
 	}
-	b.used.Add(-n)
+	b.mu.Lock()
+	b.lent -= n
+	b.mu.Unlock()
 	if b.metrics != nil {
 		b.metrics.BufferBudgetInUse(-n)
 	}
 }
 
+// buffer lends an empty buffer of capacity at least n: a kept one when
+// one fits, else a new one. It returns nil when the budget has no room.
+func (b *Budget) buffer(n int64) []byte {
+	size := classOf(n)
+	b.mu.Lock()
+	var buf []byte
+	if list := b.free[size]; len(list) > 0 {
+		buf = list[len(list)-1]
+		list[len(list)-1] = nil
+		b.free[size] = list[:len(list)-1]
+		b.kept -= int64(size)
+		b.lent += int64(size)
+	} else if b.room(int64(size)) {
+		b.lent += int64(size)
+	} else {
+		size = 0
+	}
+	b.mu.Unlock()
+	b.count(size > 0, int64(size))
+	if size == 0 {
+		return nil
+	}
+	if buf == nil {
+		buf = newBuffer(size)
+	}
+	return buf[:0]
+}
+
+// put takes back a buffer that buffer lent, to keep for reuse.
+func (b *Budget) put(buf []byte) {
+	size := cap(buf)
+	b.mu.Lock()
+	b.lent -= int64(size)
+	b.free[size] = append(b.free[size], buf)
+	b.kept += int64(size)
+	if b.idle == nil {
+		b.idle = time.AfterFunc(keepIdle, b.dropKept)
+	} else {
+		b.idle.Reset(keepIdle)
+	}
+	b.mu.Unlock()
+	if b.metrics != nil {
+		b.metrics.BufferBudgetInUse(-int64(size))
+	}
+}
+
+// room reports whether n more bytes can be lent, dropping kept buffers
+// to make room when they are in the way. b.mu is held.
+func (b *Budget) room(n int64) bool {
+	if b.lent+n > b.size {
+		return false
+	}
+	for size, list := range b.free {
+		if b.lent+b.kept+n <= b.size {
+			break
+		}
+		for len(list) > 0 && b.lent+b.kept+n > b.size {
+			freeBuffer(list[len(list)-1])
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+			b.kept -= int64(size)
+		}
+		b.free[size] = list
+	}
+	return true
+}
+
+// dropKept returns the kept buffers to the system.
+func (b *Budget) dropKept() {
+	b.mu.Lock()
+	free := b.free
+	b.free, b.kept = map[int][][]byte{}, 0
+	b.mu.Unlock()
+	for _, list := range free {
+		for _, buf := range list {
+			freeBuffer(buf)
+		}
+	}
+}
+
+// count records a charge of n bytes, or a refusal.
+func (b *Budget) count(ok bool, n int64) {
+	switch {
+	case b.metrics == nil:
+	case ok:
+		b.metrics.BufferBudgetInUse(n)
+	default:
+		b.metrics.BufferBudgetExhausted()
+	}
+}
+
+// Buffer capacities are a power of two from 16 KiB, plus a page for the
+// byte a bounded read takes to tell a body longer than its bound: few
+// sizes, so that given-back buffers fit the next bodies, each a whole
+// number of pages.
+const (
+	minClass  = 16 << 10
+	classPage = 4 << 10
+)
+
+// classOf is the capacity of the buffer lent for n bytes.
+func classOf(n int64) int {
+	if n <= minClass+classPage {
+		return minClass + classPage
+	}
+	return 1<<bits.Len64(uint64(n-classPage-1)) + classPage
+}
+
 // errNoBudget is a read stopped because the budget had no more bytes.
 var errNoBudget = errors.New("the buffer budget is spent")
 
-// charge is what one exchange holds of a budget; a nil budget charges
-// nothing and never refuses. It is released once, when the exchange's
-// buffers are no longer used.
+// charge is what one exchange holds of a budget: buffers and bytes. A nil
+// budget charges nothing and never refuses. It is released once, when the
+// exchange's buffers are no longer used.
 type charge struct {
 	budget *Budget
-	held   int64
+	bufs   [][]byte
+	bytes  int64
 	once   sync.Once
 	// kept is set when a body still reads the buffers once the exchange's
 	// examination ends: closing it releases them.
 	kept bool
 }
 
-// grow charges n more bytes, reporting false when the budget refuses them.
+// buffer lends an empty buffer of capacity at least n, or nil when the
+// budget refuses.
+func (c *charge) buffer(n int64) []byte {
+	if c.budget == nil {
+		return make([]byte, 0, n)
+	}
+	buf := c.budget.buffer(n)
+	if buf != nil {
+		c.bufs = append(c.bufs, buf)
+	}
+	return buf
+}
+
+// giveBack returns a buffer that c lent and nothing uses any more.
+func (c *charge) giveBack(buf []byte) {
+	if c.budget == nil {
+		return
+	}
+	for i, b := range c.bufs {
+		if cap(b) == cap(buf) && &b[:1][0] == &buf[:1][0] {
+			c.bufs = append(c.bufs[:i], c.bufs[i+1:]...)
+			c.budget.put(buf)
+			return
+		}
+	}
+}
+
+// grow charges n bytes that are not a buffer, reporting false when the
+// budget refuses them.
 func (c *charge) grow(n int64) bool {
 	if c.budget == nil {
 		return true
@@ -96,14 +247,14 @@ func (c *charge) grow(n int64) bool {
 	if !c.budget.take(n) {
 		return false
 	}
-	c.held += n
+	c.bytes += n
 	return true
 }
 
-// shrink gives back n bytes of what c holds.
+// shrink gives back n bytes that grow charged.
 func (c *charge) shrink(n int64) {
 	if c.budget != nil {
-		c.held -= n
+		c.bytes -= n
 		c.budget.give(n)
 	}
 }
@@ -111,9 +262,14 @@ func (c *charge) shrink(n int64) {
 // release gives back everything c holds. Later calls do nothing.
 func (c *charge) release() {
 	c.once.Do(func() {
-		if c.budget != nil {
-			c.budget.give(c.held)
+		if c.budget == nil {
+			return
 		}
+		for _, b := range c.bufs {
+			c.budget.put(b)
+		}
+		c.bufs = nil
+		c.budget.give(c.bytes)
 	})
 }
 
@@ -133,7 +289,7 @@ func (c *charge) keepUntilClosed(body io.ReadCloser) io.ReadCloser {
 	return releasingBody{body, c}
 }
 
-// releasingBody is a body whose buffer stays charged until it is closed.
+// releasingBody is a body whose buffers stay charged until it is closed.
 type releasingBody struct {
 	io.ReadCloser
 	c *charge
@@ -146,37 +302,37 @@ func (b releasingBody) Close() error {
 }
 
 // firstBuffer is the capacity a read of unknown length starts with.
-const firstBuffer = 16 << 10
+const firstBuffer = minClass + classPage
 
 // readCharged reads up to limit+1 bytes of r, as readHead does, into a
-// buffer whose capacity is charged to c before it is allocated. size is
-// the length the body announced, -1 when unknown: a known length gets one
-// exact buffer, an unknown one a buffer that doubles as bytes arrive. When
-// the budget refuses a buffer, it returns what it read with errNoBudget.
+// buffer c lends. size is the length the body announced, -1 when unknown:
+// a known length gets one buffer, an unknown one a buffer that doubles as
+// bytes arrive. When the budget refuses a buffer, it returns what it read
+// with errNoBudget.
 func readCharged(r io.Reader, limit, size int64, c *charge) ([]byte, error) {
 	want := min(limit+1, firstBuffer)
 	if size >= 0 && size <= limit {
 		want = size + 1 // the extra byte tells a body longer than it said
 	}
-	if !c.grow(want) {
+	buf := c.buffer(want)
+	if buf == nil {
 		return nil, errNoBudget
 	}
-	buf := make([]byte, 0, want)
 	for {
+		if int64(len(buf)) > limit {
+			return buf[:limit+1], nil
+		}
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return buf, nil
-			}
-			next := min(int64(cap(buf))*2, limit+1)
-			if !c.grow(next) {
+			grown := c.buffer(min(2*int64(cap(buf)-classPage)+classPage, limit+1))
+			if grown == nil {
 				return buf, errNoBudget
 			}
-			grown := make([]byte, len(buf), next)
-			copy(grown, buf)
-			c.shrink(int64(cap(buf)))
+			grown = append(grown, buf...)
+			c.giveBack(buf)
 			buf = grown
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		end := min(int64(cap(buf)), limit+1)
+		n, err := r.Read(buf[len(buf):end])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			return buf, nil

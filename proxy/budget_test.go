@@ -11,8 +11,8 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-// TestReadCharged: a buffer is charged before it is allocated, for exactly
-// its capacity, and a read the budget cannot pay for stops with what it
+// TestReadCharged: a buffer is charged before it is allocated, for its
+// whole capacity, and a read the budget cannot pay for stops with what it
 // has.
 func TestReadCharged(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), 40<<10)
@@ -24,11 +24,11 @@ func TestReadCharged(t *testing.T) {
 		wantErr       error
 		wantHeld      int64
 	}{
-		{"known length, one exact buffer", 1 << 20, 64 << 10, int64(len(body)), len(body), nil, int64(len(body)) + 1},
-		{"unknown length, doubling", 1 << 20, 64 << 10, -1, len(body), nil, 64 << 10},
-		{"unknown length, stops past the limit", 1 << 20, 20 << 10, -1, 20<<10 + 1, nil, 20<<10 + 1},
+		{"known length, one buffer", 1 << 20, 64 << 10, int64(len(body)), len(body), nil, 68 << 10},
+		{"unknown length, doubling", 1 << 20, 64 << 10, -1, len(body), nil, 68 << 10},
+		{"unknown length, stops past the limit", 1 << 20, 20 << 10, -1, 20<<10 + 1, nil, 36 << 10},
 		{"known length over the budget", 32 << 10, 64 << 10, int64(len(body)), 0, errNoBudget, 0},
-		{"unknown length, budget spent mid-body", 40 << 10, 64 << 10, -1, 16 << 10, errNoBudget, 16 << 10},
+		{"unknown length, budget spent mid-body", 40 << 10, 64 << 10, -1, 20 << 10, errNoBudget, 20 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewBudget(tc.budget, nil)
@@ -40,11 +40,11 @@ func TestReadCharged(t *testing.T) {
 			if !bytes.Equal(got, body[:len(got)]) {
 				t.Errorf("the bytes read differ from the body's")
 			}
-			if c.held != tc.wantHeld || b.InUse() != tc.wantHeld {
-				t.Errorf("held %d, budget in use %d; want %d", c.held, b.InUse(), tc.wantHeld)
+			if b.InUse() != tc.wantHeld {
+				t.Errorf("budget in use %d; want %d", b.InUse(), tc.wantHeld)
 			}
-			if err == nil && int64(cap(got)) != c.held {
-				t.Errorf("buffer capacity %d, charged %d", cap(got), c.held)
+			if err == nil && int64(cap(got)) != b.InUse() {
+				t.Errorf("buffer capacity %d, charged %d", cap(got), b.InUse())
 			}
 			c.end()
 			c.end()
@@ -52,6 +52,50 @@ func TestReadCharged(t *testing.T) {
 				t.Errorf("budget in use after release: %d, want 0", b.InUse())
 			}
 		})
+	}
+}
+
+// TestBudgetReuse: a buffer given back serves the next body of its size,
+// kept buffers make room for others, and none outlives the budget.
+func TestBudgetReuse(t *testing.T) {
+	b := NewBudget(100<<10, nil)
+	first := b.buffer(40 << 10)
+	if cap(first) != 68<<10 {
+		t.Fatalf("capacity %d for 40 KiB, want 64 KiB and a page", cap(first))
+	}
+	b.put(first)
+	again := b.buffer(50 << 10)
+	if &again[:1][0] != &first[:1][0] {
+		t.Errorf("a buffer of the same size was allocated anew, not reused")
+	}
+	b.put(again)
+	// 68 KiB are kept; 20 KiB more fit beside them; 132 KiB never fit.
+	small := b.buffer(20 << 10)
+	if small == nil || b.kept != 68<<10 {
+		t.Fatalf("20 KiB beside 68 KiB kept: buffer %v, kept %d", small != nil, b.kept)
+	}
+	b.put(small)
+	big := b.buffer(80 << 10)
+	if big != nil {
+		t.Errorf("lent 128 KiB from a 100 KiB budget")
+	}
+	other := b.buffer(60<<10 + 10)
+	if other == nil || b.lent+b.kept > b.size {
+		t.Errorf("lent %d and kept %d of %d", b.lent, b.kept, b.size)
+	}
+	b.put(other)
+	// Kept buffers of other sizes give way to a body that needs the room:
+	// 68 + 36 KiB do not fit in 100.
+	b.dropKept()
+	b.put(b.buffer(40 << 10))
+	mid := b.buffer(30 << 10)
+	if mid == nil || b.kept != 0 || b.lent != 36<<10 {
+		t.Errorf("no room made for 36 KiB out of 68 KiB kept: buffer %v, lent %d, kept %d", mid != nil, b.lent, b.kept)
+	}
+	b.put(mid)
+	b.dropKept()
+	if b.kept != 0 || b.lent != 0 || len(b.free) != 0 {
+		t.Errorf("after dropping: lent %d, kept %d, %d sizes", b.lent, b.kept, len(b.free))
 	}
 }
 
@@ -76,6 +120,10 @@ func TestBudgetExhausted(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write(match)
 	zw.Close()
+	const (
+		roomToRead = minClass + classPage + 100 // one buffer, not the inflater
+		roomEnough = 128 << 10
+	)
 	for _, tc := range []struct {
 		name   string
 		policy rules.Policy
@@ -86,10 +134,10 @@ func TestBudgetExhausted(t *testing.T) {
 	}{
 		{"wrapped unread", rules.Wrap, nil, match, 16, rejectedBody(400, "")},
 		{"passed through unread", rules.Passthrough, nil, match, 16, string(match)},
-		{"gzip read, no room to inflate", rules.Wrap, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), 1024, rejectedBody(400, "")},
-		{"gzip passed through as it came", rules.Passthrough, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), 1024, gz.String()},
-		{"room enough: rewritten", rules.Wrap, nil, match, 64 << 10, rewritten},
-		{"room enough, gzip: rewritten", rules.Wrap, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), 64 << 10, rewritten},
+		{"gzip read, no room to inflate", rules.Wrap, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), roomToRead, rejectedBody(400, "")},
+		{"gzip passed through as it came", rules.Passthrough, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), roomToRead, gz.String()},
+		{"room enough: rewritten", rules.Wrap, nil, match, roomEnough, rewritten},
+		{"room enough, gzip: rewritten", rules.Wrap, http.Header{"Content-Encoding": {"gzip"}}, gz.Bytes(), roomEnough, rewritten},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newProxyWith(t, &roundTrip{status: 400, header: tc.hdr, body: tc.body}, tc.policy)
@@ -100,7 +148,7 @@ func TestBudgetExhausted(t *testing.T) {
 				t.Fatalf("got %d %q; want 400 %q", w.Code, w.Body, tc.want)
 			}
 			exhausted := 1.0
-			if tc.free == 64<<10 {
+			if tc.free == roomEnough {
 				exhausted = 0
 			}
 			if c := f.counter(t, "signpost_buffer_budget_exhausted_total"); c != exhausted {

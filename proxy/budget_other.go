@@ -1,0 +1,9 @@
+//go:build !unix
+
+package proxy
+
+// newBuffer returns an empty buffer of capacity size.
+func newBuffer(size int) []byte { return make([]byte, 0, size) }
+
+// freeBuffer leaves a buffer to the collector.
+func freeBuffer([]byte) {}
