@@ -27,10 +27,11 @@ import (
 type Options struct {
 	// Upstream overrides the rule file's upstream base URL.
 	Upstream *url.URL
-	// UpstreamTimeout bounds the wait for the upstream's response headers,
-	// and again the reading of an error body signpost examines. On the
-	// direct path, a body of known length up to 64 KiB must also arrive
-	// within it; longer bodies and streams take as long as they take.
+	// UpstreamTimeout bounds the wait for the upstream's response headers
+	// and, from the request's arrival, that wait and the reading of an
+	// error body signpost examines together. On the direct path, a body
+	// of known length up to 64 KiB must also arrive within it; longer
+	// bodies and streams take as long as they take.
 	// Zero means 30 seconds.
 	UpstreamTimeout time.Duration
 	// Transport replaces the upstream transport, for tests.
@@ -85,8 +86,8 @@ type Proxy struct {
 	// busy holds a token per request in flight, when concurrency is bounded.
 	busy      chan struct{}
 	accessLog bool
-	// bodyTimeout bounds reading an upstream error body once its headers
-	// have arrived, so a stalled body cannot hold a request forever.
+	// bodyTimeout bounds, from a request's arrival, the wait for its
+	// upstream error body, so a stalled body cannot hold it forever.
 	bodyTimeout time.Duration
 	// budget is charged for every error body buffered.
 	budget *Budget
@@ -196,9 +197,10 @@ type exchange struct {
 	idValue []string     // id as a header value, shared by both directions
 	route   *rules.Route // nil when no route declares the request
 	req     rewrite.Request
-	remote  string // the client address
-	outcome string // for metrics: one of the metrics.Outcome constants
-	status  int    // the status answered, for the access log
+	remote  string    // the client address
+	outcome string    // for metrics: one of the metrics.Outcome constants
+	status  int       // the status answered, for the access log
+	start   time.Time // when the request arrived
 }
 
 type exchangeKey struct{}
@@ -208,7 +210,7 @@ type exchangeKey struct{}
 // it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr, outcome: metrics.OutcomeSuccess}
+	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr, outcome: metrics.OutcomeSuccess, start: start}
 	ex.idValue = []string{ex.id}
 	r.Header[RequestIDHeader] = ex.idValue
 	defer p.finish(ex, r, start)

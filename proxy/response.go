@@ -68,7 +68,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// The timer closes the body it was given: res.Body may be replaced
 	// while the timer's goroutine still runs.
 	upstreamBody := res.Body
-	stall := time.AfterFunc(p.bodyTimeout, func() { upstreamBody.Close() })
+	stall := time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
 	// The buffers are charged to the process-wide budget, and given back
 	// when this returns, or when the body that still reads them is closed.
 	c := &charge{budget: p.budget}
@@ -134,6 +134,20 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		}
 	}
 	return p.settle(res, ex, name, up, policy, raw, c, "no rule matched")
+}
+
+// minBodyWait is the least time an error body is given once its headers
+// are in, however late they came: enough for a body already on its way.
+const minBodyWait = 10 * time.Millisecond
+
+// bodyWait is how long the error body of ex may take to arrive: what is
+// left of the upstream timeout since the request arrived, so that the
+// caller has an answer within it, headers and body together.
+func (p *Proxy) bodyWait(ex *exchange) time.Duration {
+	if ex.start.IsZero() {
+		return p.bodyTimeout
+	}
+	return max(p.bodyTimeout-time.Since(ex.start), minBodyWait)
 }
 
 // settle disposes of an error no rule matched once its body was read: the
