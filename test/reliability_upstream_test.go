@@ -393,3 +393,114 @@ func TestReliabilityHostileBodies(t *testing.T) {
 
 // mibText formats a byte count in MiB with one decimal.
 func mibText(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// TestReliabilityOverload has 256 requests at once get 900 KiB error
+// bodies, which the route reads whole (limits.error_body is 1 MiB), so
+// that together they would need 3.5 times the 64 MiB buffer budget. Bars:
+// the resident set stays under the budget + 32 MiB (judged without the
+// race detector, whose own memory grows with every goroutine); every
+// answer is the rewritten error, the generic wrapped one, or a 503 with
+// retry advice; at the peak the gauge shows the budget in use and never
+// more, the counter says it was hit, and all of it is given back.
+func TestReliabilityOverload(t *testing.T) {
+	t.Parallel()
+	const (
+		name        = "8 overload"
+		concurrency = 256
+		bodySize    = 900 << 10
+		budget      = 64 << 20
+	)
+	rounds := sized(1, 10)
+	body := []byte(`{"error":"Invalid status","detail":"` + strings.Repeat("x", bodySize-40) + `"}`)
+	// The upstream sends each body but its last byte, then waits for the
+	// round to be released, so that every body is being read at once.
+	var (
+		sent    atomic.Int64
+		release = make(chan struct{})
+		mu      sync.Mutex
+	)
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		ch := release
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(body[:len(body)-1])
+		_ = http.NewResponseController(w).Flush()
+		sent.Add(1)
+		select {
+		case <-ch:
+		case <-time.After(2 * waitTimeout):
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(body[len(body)-1:])
+	}))
+	sp := startSignpost(t, overloadConfig, up.URL, "--buffer-budget", "64MiB")
+	pid := sp.cmd.Process.Pid
+	meter := meterPeak(t, pid)
+
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: concurrency}, Timeout: 20 * time.Second}
+	defer c.CloseIdleConnections()
+	var (
+		rewritten, generic, refused, bad atomic.Int64
+		peakInUse                        float64
+	)
+	for range rounds {
+		sent.Store(0)
+		var wg sync.WaitGroup
+		for range concurrency {
+			wg.Go(func() {
+				a := timedCall(context.Background(), c, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"OPEN"}`))
+				var v struct {
+					Error string `json:"error"`
+				}
+				switch {
+				case wellFormedError(a) != "" || json.Unmarshal(a.body, &v) != nil:
+					bad.Add(1)
+					t.Errorf("%d %s", a.status, wellFormedError(a))
+				case a.status == http.StatusBadRequest && v.Error == "invalid_status":
+					rewritten.Add(1)
+				case a.status == http.StatusBadRequest && v.Error == "upstream_rejected":
+					generic.Add(1)
+				case a.status == http.StatusServiceUnavailable && v.Error == "overloaded":
+					refused.Add(1)
+				default:
+					bad.Add(1)
+					t.Errorf("unexpected answer %d %s", a.status, clip(a.body))
+				}
+			})
+		}
+		// Every body but its last byte is on its way: the requests with
+		// budget hold their buffers, the others have been answered.
+		for deadline := time.Now().Add(2 * waitTimeout); sent.Load() < concurrency && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		peakInUse = max(peakInUse, sp.counter(t, "signpost_buffer_budget_in_use_bytes"))
+		mu.Lock()
+		close(release)
+		release = make(chan struct{})
+		mu.Unlock()
+		wg.Wait()
+	}
+	peak := meter.peak()
+	total := rounds * concurrency
+
+	figure(t, name, "requests (256 at once, 900 KiB error bodies)", total, "256 per round", total%concurrency == 0)
+	figure(t, name, "answers rewritten / generic / 503", fmt.Sprintf("%d / %d / %d", rewritten.Load(), generic.Load(), refused.Load()),
+		"all well-formed", bad.Load() == 0)
+	if raceEnabled {
+		t.Logf("%s: peak RSS %s, not judged under the race detector", name, mibText(peak))
+	} else {
+		figure(t, name, "peak RSS", mibText(peak), "< "+mibText(budget+32<<20)+" (budget + 32 MiB)", peak < budget+32<<20)
+	}
+	figure(t, name, "buffer budget in use at the peak", mibText(int64(peakInUse)), "≤ the 64 MiB budget, and near it",
+		peakInUse <= budget && peakInUse > budget-2<<20)
+	exhausted := sp.counter(t, "signpost_buffer_budget_exhausted_total")
+	figure(t, name, "signpost_buffer_budget_exhausted_total", exhausted, "> 0: the budget was hit, and said so", exhausted > 0)
+	inUse := sp.counter(t, "signpost_buffer_budget_in_use_bytes")
+	figure(t, name, "signpost_buffer_budget_in_use_bytes after", inUse, "0: every byte given back", inUse == 0)
+}
