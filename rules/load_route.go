@@ -231,8 +231,10 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 		}
 		return
 	}
+	// Sets, not lists: a file near MaxFileSize may list 500,000 values.
+	inEnum, inHidden := setOf(f.Enum), setOf(f.Hidden)
 	for _, h := range f.Hidden {
-		if contains(f.Enum, h) {
+		if inEnum[h] {
 			l.errorf(at["hidden"], join(path, "hidden"), "%q is listed in the enum too; a hidden value is accepted but never shown, so keep it in one place", h)
 		}
 	}
@@ -254,9 +256,9 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 			where, node = join(path, "catalog"), at["catalog"]
 		}
 		switch {
-		case contains(f.Hidden, target):
+		case inHidden[target]:
 			l.errorf(node, where, "alias %q leads to hidden value %q; suggestions must not reveal it, so drop the alias or unhide the value", alias, target)
-		case !contains(f.Enum, target):
+		case !inEnum[target]:
 			hint := ""
 			if c := closestName(target, f.Enum); c != "" {
 				hint = fmt.Sprintf("; did you mean %q?", c)
@@ -308,6 +310,7 @@ func (l *loader) enum(n *yaml.Node, path string) []string {
 		return nil
 	}
 	out := make([]string, 0, len(n.Content))
+	seen := make(map[string]bool, len(n.Content))
 	for i, item := range n.Content {
 		item = l.deref(item)
 		p := path + "[" + strconv.Itoa(i) + "]"
@@ -319,16 +322,26 @@ func (l *loader) enum(n *yaml.Node, path string) []string {
 			l.errorf(item, p, "%s is read as %s, not text; quote it, e.g. %q", item.Value, tagNoun(item.Tag), item.Value)
 			continue
 		}
-		if contains(out, item.Value) {
+		if seen[item.Value] {
 			l.errorf(item, p, "%q is listed twice; list each permitted value once", item.Value)
 			continue
 		}
+		seen[item.Value] = true
 		out = append(out, item.Value)
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// setOf returns the members of list as a set.
+func setOf(list []string) map[string]bool {
+	set := make(map[string]bool, len(list))
+	for _, v := range list {
+		set[v] = true
+	}
+	return set
 }
 
 // tagNoun names what YAML read a plain scalar as.

@@ -544,3 +544,55 @@ func TestReliabilityReloadEndless(t *testing.T) {
 	figure(t, "reload under load", "a rule file that never ends (/dev/zero), rejected in",
 		took.Round(time.Millisecond), "< 1 s", got.status == 422 && took < time.Second)
 }
+
+// TestReliabilityReloadGrowth loads rule files with n and with 4n values.
+// Loading must grow with the file, not with its square: a file under the
+// 4 MiB bound once held an enum of 470,000 values that took four minutes
+// to load, each value checked against all before it, and a reload of it
+// would have held every other reload back as long. It runs alone, not in
+// parallel, so that other tests disturb its timings less, and not under
+// -race, which slows some of the work twenty times more than the rest.
+func TestReliabilityReloadGrowth(t *testing.T) {
+	if raceEnabled {
+		t.Skip("SKIP: under -race the load's parts slow unevenly, so its growth says little; test/reliability/run.sh measures it")
+	}
+	n := sized(10_000, 50_000)
+	file := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("routes:\n  r:\n    method: GET\n    path: /x\n    fields:\n      s:\n        hidden: [")
+		for i := range n {
+			fmt.Fprintf(&b, "h%d, ", i)
+		}
+		b.WriteString("h]\n        enum: [")
+		for i := range n {
+			fmt.Fprintf(&b, "v%d, ", i)
+		}
+		b.WriteString("v]\n        aliases: {")
+		for i := range n / 10 {
+			fmt.Fprintf(&b, "a%d: v%d, ", i, i)
+		}
+		b.WriteString("a: v}\n")
+		return []byte(b.String())
+	}
+	// The fastest of three loads, against a busy machine's noise.
+	load := func(data []byte) time.Duration {
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := time.Now()
+			if _, err := rules.Parse("big.yaml", data); err != nil {
+				t.Fatalf("a file of %d bytes does not load: %v", len(data), err)
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	small, large := file(n), file(4*n)
+	if len(large) > rules.MaxFileSize {
+		t.Fatalf("the larger file is %d bytes, over the %d a rule file may hold", len(large), rules.MaxFileSize)
+	}
+	a, b := load(small), load(large)
+	ratio := float64(b) / float64(a)
+	t.Logf("%d values: %v; %d values (%d KiB): %v", 2*n, a, 8*n, len(large)>>10, b)
+	figure(t, "reload under load", fmt.Sprintf("load time, 4× the values (%d against %d)", 8*n, 2*n),
+		fmt.Sprintf("%.1f×", ratio), "≤ 8× (linear: 4×)", ratio <= 8)
+}
