@@ -26,8 +26,10 @@ import (
 // MaxFileSize is the largest rule file Load reads.
 const MaxFileSize = 4 << 20
 
-// maxNodes bounds the YAML nodes one load visits, so that aliases that
-// expand exponentially fail fast instead of exhausting memory.
+// maxNodes bounds the YAML nodes one load visits when a file's aliases
+// would add more than that many to those it holds, so that aliases that
+// expand exponentially fail fast instead of exhausting memory. A file whose
+// aliases add fewer is walked whole: MaxFileSize bounds it.
 const maxNodes = 200_000
 
 // Load reads, validates and compiles the rule file at path. On any mistake
@@ -109,6 +111,9 @@ type loader struct {
 	file     string
 	problems Problems
 	visits   int
+	// budget is how many visits the walk may make: maxNodes, or no bound
+	// for a document whose aliases add fewer than maxNodes nodes.
+	budget int
 	// exhausted is len(problems) once the node budget ran out, else zero.
 	exhausted int
 	// open holds the mappings being walked, to catch a merge key that
@@ -261,6 +266,10 @@ func (l *loader) document(data []byte, needs string) *yaml.Node {
 		l.errorf(nil, "", "the %s is empty; %s", l.noun(), needs)
 		return nil
 	}
+	l.budget = maxNodes
+	if own := countNodes(doc.Content[0]); expandedNodes(doc.Content[0], own+maxNodes+1, map[*yaml.Node]int{}) <= own+maxNodes {
+		l.budget = math.MaxInt
+	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
@@ -341,11 +350,54 @@ func (l *loader) deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// countNodes counts the nodes of the tree at n, each once: aliases are
+// counted, not followed.
+func countNodes(n *yaml.Node) int {
+	total := 1
+	for _, c := range n.Content {
+		total += countNodes(c)
+	}
+	return total
+}
+
+// expandedNodes counts the nodes a walk of n meets when it follows every
+// alias, up to limit. Anchored nodes, the only ones aliases lead to, are
+// counted once and remembered in memo; an alias inside the node it names
+// expands without end, and counts as limit.
+func expandedNodes(n *yaml.Node, limit int, memo map[*yaml.Node]int) int {
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return 1
+		}
+		return expandedNodes(n.Alias, limit, memo)
+	}
+	if n.Anchor != "" {
+		switch v, seen := memo[n]; {
+		case seen && v < 0:
+			return limit
+		case seen:
+			return v
+		}
+		memo[n] = -1 // open
+	}
+	total := 1
+	for _, c := range n.Content {
+		if total += expandedNodes(c, limit, memo); total >= limit {
+			total = limit
+			break
+		}
+	}
+	if n.Anchor != "" {
+		memo[n] = total
+	}
+	return total
+}
+
 func (l *loader) overBudget(n *yaml.Node, path string) bool {
 	if l.exhausted > 0 {
 		return true
 	}
-	if l.visits <= maxNodes {
+	if l.visits <= cmp.Or(l.budget, maxNodes) {
 		return false
 	}
 	if l.mergeAt != nil {
