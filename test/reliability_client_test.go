@@ -828,6 +828,41 @@ func TestReliabilityHugeRequests(t *testing.T) {
 		})
 	}
 
+	// A chunked body trickled a byte a second never reaches the limit;
+	// --read-timeout bounds it (without, it streams as long as it takes).
+	t.Run("chunked, one byte a second, with --read-timeout", func(t *testing.T) {
+		readTimeout := 2 * time.Second
+		slow := startSignpost(t, ticketsConfig, up.URL, "--read-timeout", readTimeout.String())
+		c, err := net.Dial("tcp", slow.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(readTimeout + waitTimeout))
+		start := time.Now()
+		answered := make(chan *http.Response, 1)
+		go func() {
+			res, _ := http.ReadResponse(bufio.NewReader(c), nil)
+			answered <- res
+		}()
+		_, _ = io.WriteString(c, "PATCH /tickets/T-8841 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+		var res *http.Response
+		for res == nil {
+			select {
+			case res = <-answered:
+			case <-time.After(time.Second):
+				_, _ = io.WriteString(c, "1\r\n{\r\n")
+			}
+		}
+		took := time.Since(start)
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"error":"unreadable_request_body"`) {
+			t.Errorf("answer %d %s, want 400 unreadable_request_body", res.StatusCode, b)
+		}
+		figure(t, name, "chunked body a byte a second, answered after", took.Round(10*time.Millisecond),
+			fmt.Sprintf("≤ --read-timeout %v + 1s", readTimeout), took <= readTimeout+time.Second)
+	})
+
 	for _, chunked := range []bool{false, true} {
 		what := fmt.Sprintf("%d MiB passthrough, declared length", huge>>20)
 		if chunked {
