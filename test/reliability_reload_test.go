@@ -558,7 +558,7 @@ func TestReliabilityReloadGrowth(t *testing.T) {
 	if raceEnabled {
 		t.Skip("SKIP: under -race the load's parts slow unevenly, so its growth says little; test/reliability/run.sh measures it")
 	}
-	n := sized(10_000, 50_000)
+	n := sized(10_000, 20_000)
 	file := func(n int) []byte {
 		var b strings.Builder
 		b.WriteString("routes:\n  r:\n    method: GET\n    path: /x\n    fields:\n      s:\n        hidden: [")
