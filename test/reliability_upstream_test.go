@@ -16,6 +16,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // Rule files of the upstream-side reliability cases.
@@ -503,4 +508,233 @@ func TestReliabilityOverload(t *testing.T) {
 	figure(t, name, "signpost_buffer_budget_exhausted_total", exhausted, "> 0: the budget was hit, and said so", exhausted > 0)
 	inUse := sp.counter(t, "signpost_buffer_budget_in_use_bytes")
 	figure(t, name, "signpost_buffer_budget_in_use_bytes after", inUse, "0: every byte given back", inUse == 0)
+}
+
+// upstreamFault is one fault toxiproxy puts between signpost and a
+// healthy upstream, and what signpost must answer while it lasts.
+type upstreamFault struct {
+	name  string
+	path  string // what the calls ask for
+	toxic string // toxiproxy's JSON for the toxic; "" stops the proxy
+	// want judges one answer: "" when it is the one the fault calls for.
+	want func(r *vegeta.Result) string
+}
+
+// structured returns a judge of answers that must be signpost's own
+// retryable error with status and code.
+func structured(status int, code string) func(r *vegeta.Result) string {
+	return func(r *vegeta.Result) string {
+		var v struct {
+			Error     string `json:"error"`
+			Retryable bool   `json:"retryable"`
+		}
+		if int(r.Code) != status || json.Unmarshal(r.Body, &v) != nil || v.Error != code || !v.Retryable {
+			return fmt.Sprintf("%d %q (%s), want %d %s, retryable", r.Code, clip(r.Body), r.Error, status, code)
+		}
+		return ""
+	}
+}
+
+// Sizes of the bodies the faults cut mid-way, and where they cut them.
+const (
+	faultBodySize   = 128 << 10
+	faultErrorSize  = 24 << 10
+	faultCutSuccess = 32 << 10
+	faultCutError   = 8 << 10
+)
+
+// upstreamFaults are the faults of TestReliabilityUpstreamFaults.
+func upstreamFaults() []upstreamFault {
+	timedOut := structured(504, "upstream_timeout")
+	return []upstreamFault{
+		{"5 s latency", "/ok", `{"type":"latency","attributes":{"latency":5000}}`, timedOut},
+		{"hang", "/ok", `{"type":"timeout","attributes":{"timeout":0}}`, timedOut},
+		{"reset peer", "/ok", `{"type":"reset_peer","attributes":{"timeout":0}}`, structured(502, "upstream_unavailable")},
+		{"cut in the headers", "/ok", `{"type":"limit_data","attributes":{"bytes":12}}`, structured(502, "upstream_unavailable")},
+		// An error body cut mid-way is read by signpost: the caller gets a
+		// whole answer, the upstream's status kept (or the 504, should the
+		// headers themselves come later than the timeout).
+		{"error body cut mid-way", "/error", fmt.Sprintf(`{"type":"limit_data","attributes":{"bytes":%d}}`, faultCutError), func(r *vegeta.Result) string {
+			if timedOut(r) == "" {
+				return ""
+			}
+			a := timedAnswer{status: int(r.Code), ctype: r.Headers.Get("Content-Type"), body: r.Body}
+			if r.Code != 400 || !bytes.Contains(r.Body, []byte(`"upstream_rejected"`)) {
+				return fmt.Sprintf("%d %q (%s), want the wrapped 400", r.Code, clip(r.Body), r.Error)
+			}
+			return wellFormedError(a)
+		}},
+		// A success streams: once its headers are sent, a cut can only be
+		// passed on as a cut, never as a complete answer.
+		{"success body cut mid-way", "/big", fmt.Sprintf(`{"type":"limit_data","attributes":{"bytes":%d}}`, faultCutSuccess), func(r *vegeta.Result) string {
+			if r.Error == "" && len(r.Body) == faultBodySize {
+				return fmt.Sprintf("%d with the whole %d bytes, though the upstream's body was cut", r.Code, len(r.Body))
+			}
+			return ""
+		}},
+		// An upstream that dies closes its connections without answering;
+		// slowly, here.
+		{"slow close", "/crash", `{"type":"slow_close","attributes":{"delay":5000}}`, timedOut},
+		{"upstream down", "/ok", "", structured(502, "upstream_unavailable")},
+	}
+}
+
+// TestReliabilityUpstreamFaults puts toxiproxy, in process, between
+// signpost and a healthy upstream, and sends 100 requests a second with
+// vegeta through each fault in turn: 5 s of latency, a hang, a reset, a
+// response cut in its headers, an error body and a success body cut
+// mid-way, a slow close, the upstream down. Bars: every answer is the one
+// the fault calls for (the structured, retryable 502 or 504; the wrapped
+// error for a cut error body; a visible cut for a cut success) within the
+// upstream timeout + 100 ms, plus however late a control signpost, whose
+// upstream answers after exactly the timeout, is at the same time, so that
+// a machine busy with other work does not count against it; calls succeed
+// again within 1 s of the fault's removal; and signpost ends with no more
+// goroutines than it started with. It runs alone, not in parallel, since
+// it times answers.
+func TestReliabilityUpstreamFaults(t *testing.T) {
+	const (
+		name  = "7 upstream faults"
+		slack = 100 * time.Millisecond
+	)
+	timeout := sized(time.Second, 2*time.Second)
+	attack := sized(500*time.Millisecond, 10*time.Second)
+	big := bytes.Repeat([]byte("y"), faultBodySize)
+	errBody := []byte(`{"error":"Invalid status","detail":"` + strings.Repeat("z", faultErrorSize) + `"}`)
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/ok":
+			_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+		case "/slow": // the control's: exactly the timeout
+			select {
+			case <-time.After(timeout):
+			case <-r.Context().Done():
+				return
+			}
+			_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+		case "/big":
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			_, _ = w.Write(big)
+		case "/error":
+			w.Header().Set("Content-Length", strconv.Itoa(len(errBody)))
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(errBody)
+		case "/crash":
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+		}
+	}))
+
+	// toxiproxy as a library, listening on loopback in front of the
+	// upstream; its own logs are discarded.
+	tox := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	px := toxiproxy.NewProxy(tox, "upstream", "127.0.0.1:0", strings.TrimPrefix(up.URL, "http://"))
+	if err := px.Start(); err != nil {
+		t.Fatalf("starting toxiproxy: %v", err)
+	}
+	t.Cleanup(px.Stop)
+	sp := startSignpost(t, ticketsConfig, "http://"+px.Listen, "--upstream-timeout", timeout.String())
+	control := startSignpost(t, ticketsConfig, up.URL, "--upstream-timeout", (2 * timeout).String())
+
+	transport := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 256}
+	hc := &http.Client{Transport: transport, Timeout: timeout + 5*time.Second}
+	recovered := func() time.Duration {
+		start := time.Now()
+		for time.Since(start) < 5*time.Second {
+			a := timedCall(context.Background(), hc, "GET", sp.URL+"/ok", nil)
+			if a.err == nil && a.status == http.StatusOK {
+				return time.Since(start)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	if d := recovered(); d > time.Second {
+		t.Fatalf("signpost did not answer 200 through toxiproxy before any fault (%v)", d)
+	}
+	transport.CloseIdleConnections()
+	goroutines := func() float64 { return sp.counter(t, "go_goroutines") }
+	before := goroutines()
+
+	// lateness sends the control 20 calls a second for d and returns how
+	// much later than the timeout its slowest answer came.
+	lateness := func(d time.Duration) time.Duration {
+		atk := vegeta.NewAttacker(vegeta.Timeout(timeout + 5*time.Second))
+		target := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: control.URL + "/slow"})
+		var late time.Duration
+		for r := range atk.Attack(target, vegeta.Rate{Freq: 20, Per: time.Second}, d, "control") {
+			if r.Code == http.StatusOK {
+				late = max(late, r.Latency-timeout)
+			}
+		}
+		return late
+	}
+
+	var (
+		total, wrong, late              int
+		slowest, worstBack, controlLate time.Duration
+	)
+	for _, f := range upstreamFaults() {
+		if f.toxic == "" {
+			px.Stop()
+		} else if _, err := px.Toxics.AddToxicJson(strings.NewReader(`{"name":"fault",` + strings.TrimPrefix(f.toxic, "{"))); err != nil {
+			t.Fatalf("%s: adding the toxic %s: %v", f.name, f.toxic, err)
+		}
+		ctrl := make(chan time.Duration, 1)
+		go func() { ctrl <- lateness(attack) }()
+		atk := vegeta.NewAttacker(vegeta.Client(hc), vegeta.MaxBody(-1))
+		target := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: sp.URL + f.path})
+		var results []*vegeta.Result
+		for r := range atk.Attack(target, vegeta.Rate{Freq: 100, Per: time.Second}, attack, f.name) {
+			results = append(results, r)
+		}
+		cl := <-ctrl
+		controlLate = max(controlLate, cl)
+		n, bad, over := len(results), 0, 0
+		for _, r := range results {
+			if why := f.want(r); why != "" {
+				bad++
+				if bad <= 3 {
+					t.Errorf("%s: %s", f.name, why)
+				}
+			}
+			if r.Latency > timeout+slack+cl {
+				over++
+				if over <= 3 {
+					t.Errorf("%s: answered after %v; the control was %v late", f.name, r.Latency, cl)
+				}
+			}
+			slowest = max(slowest, r.Latency)
+		}
+		total, wrong, late = total+n, wrong+bad, late+over
+		if f.toxic == "" {
+			if err := px.Start(); err != nil {
+				t.Fatalf("restarting toxiproxy on %s: %v", px.Listen, err)
+			}
+		} else if err := px.Toxics.RemoveToxic(context.Background(), "fault"); err != nil {
+			t.Fatalf("%s: removing the toxic: %v", f.name, err)
+		}
+		back := recovered()
+		worstBack = max(worstBack, back)
+		t.Logf("%s: %d calls, %d answered otherwise, %d late; control %v late; recovered in %v",
+			f.name, n, bad, over, cl.Round(time.Millisecond), back.Round(time.Millisecond))
+	}
+
+	// Every connection the load opened is closed; what signpost started
+	// for it must end with it.
+	transport.CloseIdleConnections()
+	after := goroutines()
+	for deadline := time.Now().Add(3 * time.Second); after > before && time.Now().Before(deadline); after = goroutines() {
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	faults := len(upstreamFaults())
+	figure(t, name, "calls at 100/s", total, fmt.Sprintf("%d faults, each for %v", faults, attack), total > 0)
+	figure(t, name, "calls not answered as the fault calls for", wrong, "0", wrong == 0)
+	figure(t, name, "slowest answer", slowest.Round(time.Millisecond),
+		fmt.Sprintf("≤ %v (upstream timeout + 100 ms) + the control's lateness (at most %v)", timeout+slack, controlLate.Round(time.Millisecond)), late == 0)
+	figure(t, name, "slowest recovery once the fault was removed", worstBack.Round(time.Millisecond), "≤ 1s", worstBack <= time.Second)
+	figure(t, name, "goroutine growth (go_goroutines after - before)", after-before, "≤ 0", after <= before)
 }
