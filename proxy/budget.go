@@ -21,9 +21,11 @@ const DefaultBufferBudget = 64 << 20
 // cannot get the bytes treats its body as one too large to read.
 //
 // Buffers given back are kept for the next bodies, within the same bound,
-// so that a burst of errors does not leave the collector a budget's worth
-// of garbage at every turn; they are dropped once no body has been read
-// for keepIdle.
+// and on unix live outside the collected heap: a budget's worth of error
+// bodies then neither leaves garbage at every turn nor raises the
+// collector's goal by half as much again, so the resident set stays near
+// the budget plus the process's own. Kept buffers go back to the system
+// once none has moved for keepIdle.
 type Budget struct {
 	size    int64
 	metrics *metrics.Metrics
