@@ -160,7 +160,7 @@ var versionRef = regexp.MustCompile(`"v([0-9]+): `)
 // reload must take under a second.
 func TestReliabilityReload(t *testing.T) {
 	t.Parallel()
-	const name, conns = "reload under load", 64
+	const name, conns = "1 reload under load", 64
 	steps := sized(24, 100)
 	export := bytes.Repeat([]byte("0123456789abcdef"), 4<<10) // 64 KiB
 	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -541,7 +541,7 @@ func TestReliabilityReloadEndless(t *testing.T) {
 	if got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"OPEN"}`)); !strings.Contains(string(got.body), `"v2: `) {
 		t.Errorf("after the valid save: %d %s, want version 2's message", got.status, got.body)
 	}
-	figure(t, "reload under load", "a rule file that never ends (/dev/zero), rejected in",
+	figure(t, "1 reload under load", "a rule file that never ends (/dev/zero), rejected in",
 		took.Round(time.Millisecond), "< 1 s", got.status == 422 && took < time.Second)
 }
 
@@ -595,7 +595,7 @@ func TestReliabilityReloadGrowth(t *testing.T) {
 	a, b := load(small), load(large)
 	ratio := float64(b) / float64(a)
 	t.Logf("%d values: %v; %d values (%d KiB): %v", 2*n, a, 8*n, len(large)>>10, b)
-	figure(t, "reload under load", fmt.Sprintf("load time, 4× the values (%d against %d)", 8*n, 2*n),
+	figure(t, "1 reload under load", fmt.Sprintf("load time, 4× the values (%d against %d)", 8*n, 2*n),
 		fmt.Sprintf("%.1f×", ratio), "≤ 8× (linear: 4×)", ratio <= 8)
 
 	// A file of many routes and no aliases, within the size bound, loads:
@@ -621,6 +621,6 @@ func TestReliabilityReloadGrowth(t *testing.T) {
 	if err != nil {
 		t.Errorf("a rule file of %d KiB, routes without aliases, does not load: %.300s", routes.Len()>>10, err)
 	}
-	figure(t, "reload under load", fmt.Sprintf("a rule file of %d KiB of routes, no aliases", routes.Len()>>10),
+	figure(t, "1 reload under load", fmt.Sprintf("a rule file of %d KiB of routes, no aliases", routes.Len()>>10),
 		fmt.Sprintf("loads in %v", took.Round(time.Millisecond)), "loads", err == nil)
 }

@@ -85,7 +85,9 @@ suite() {
 		  n = split(substr($0, i), f, "\t"); if (n < 6) next
 		  printf "%s%s\t%s\t%s\t%s\t%s\n", f[2], suffix, f[3], f[4], f[5], f[6] }' "$log")
 	if [[ -n $figures ]]; then
-		printf '%s\n' "$figures" >>"$ROWS"
+		# Grouped by case, in the order of their numbers, each case's
+		# figures in the order it logged them.
+		printf '%s\n' "$figures" | sort -s -t$'\t' -k1,1V >>"$ROWS"
 	else
 		failed=1
 		row "go test$suffix" "figures reported" "none: no test matched -run $RUN, or none got that far" "at least one" "NOT MET"
