@@ -91,7 +91,15 @@ func (b *Budget) give(n int64) {
 
 // buffer lends an empty buffer of capacity at least n: a kept one when
 // one fits, else a new one. It returns nil when the budget has no room.
+// The usual error body, a few hundred bytes, gets one of its own size
+// from the heap, never kept.
 func (b *Budget) buffer(n int64) []byte {
+	if n <= maxSmall {
+		if !b.take(n) {
+			return nil
+		}
+		return make([]byte, 0, n)
+	}
 	size := classOf(n)
 	b.mu.Lock()
 	var buf []byte
@@ -120,6 +128,10 @@ func (b *Budget) buffer(n int64) []byte {
 // put takes back a buffer that buffer lent, to keep for reuse.
 func (b *Budget) put(buf []byte) {
 	size := cap(buf)
+	if size <= maxSmall {
+		b.give(int64(size))
+		return
+	}
 	b.mu.Lock()
 	b.lent -= int64(size)
 	b.free[size] = append(b.free[size], buf)
@@ -187,6 +199,8 @@ func (b *Budget) count(ok bool, n int64) {
 const (
 	minClass  = 16 << 10
 	classPage = 4 << 10
+	// maxSmall is the largest buffer lent from the heap at its own size.
+	maxSmall = 4 << 10
 )
 
 // classOf is the capacity of the buffer lent for n bytes.

@@ -94,6 +94,12 @@ func TestBudgetReuse(t *testing.T) {
 	}
 	b.put(mid)
 	b.dropKept()
+	// A small body gets a buffer of its own size, charged, never kept.
+	tiny := b.buffer(300)
+	if cap(tiny) != 300 || b.lent != 300 {
+		t.Errorf("300 bytes: capacity %d, lent %d", cap(tiny), b.lent)
+	}
+	b.put(tiny)
 	if b.kept != 0 || b.lent != 0 || len(b.free) != 0 {
 		t.Errorf("after dropping: lent %d, kept %d, %d sizes", b.lent, b.kept, len(b.free))
 	}
