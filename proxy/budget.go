@@ -339,7 +339,11 @@ func readCharged(r io.Reader, limit, size int64, c *charge) ([]byte, error) {
 			return buf[:limit+1], nil
 		}
 		if len(buf) == cap(buf) {
-			grown := c.buffer(min(2*int64(cap(buf)-classPage)+classPage, limit+1))
+			next := 2 * int64(cap(buf))
+			if cap(buf) > maxSmall {
+				next = 2*int64(cap(buf)-classPage) + classPage // the next class
+			}
+			grown := c.buffer(min(next, limit+1))
 			if grown == nil {
 				return buf, errNoBudget
 			}

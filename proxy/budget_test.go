@@ -29,6 +29,7 @@ func TestReadCharged(t *testing.T) {
 		{"unknown length, stops past the limit", 1 << 20, 20 << 10, -1, 20<<10 + 1, nil, 36 << 10},
 		{"known length over the budget", 32 << 10, 64 << 10, int64(len(body)), 0, errNoBudget, 0},
 		{"unknown length, budget spent mid-body", 40 << 10, 64 << 10, -1, 20 << 10, errNoBudget, 20 << 10},
+		{"longer than it said: a small buffer grows", 1 << 20, 64 << 10, 100, len(body), nil, 68 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewBudget(tc.budget, nil)
