@@ -515,6 +515,8 @@ func TestReliabilityOverload(t *testing.T) {
 	}
 	figure(t, name, "buffer budget in use at the peak", mibText(int64(peakInUse)), "≤ the 64 MiB budget, and near it",
 		peakInUse <= budget && peakInUse > budget-2<<20)
+	size := sp.counter(t, "signpost_buffer_budget_bytes")
+	figure(t, name, "signpost_buffer_budget_bytes", mibText(int64(size)), "= --buffer-budget 64MiB", size == budget)
 	exhausted := sp.counter(t, "signpost_buffer_budget_exhausted_total")
 	figure(t, name, "signpost_buffer_budget_exhausted_total", exhausted, "> 0: the budget was hit, and said so", exhausted > 0)
 	inUse := sp.counter(t, "signpost_buffer_budget_in_use_bytes")
