@@ -689,3 +689,15 @@ func cannedUpstream(t *testing.T, answers map[string]canned) *httptest.Server {
 		_, _ = w.Write(a.body)
 	}))
 }
+
+// answerTicket answers as a ticket API does: a bare 400 to a PATCH, the
+// ticket to anything else.
+func answerTicket(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.Method == http.MethodPatch {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"Invalid status"}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+}

@@ -54,13 +54,7 @@ func TestReliabilityShutdown(t *testing.T) {
 		case <-r.Context().Done():
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method == http.MethodPatch {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"Invalid status"}`)
-			return
-		}
-		_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+		answerTicket(w, r)
 	}))
 	sp := startSignpost(t, ticketsConfig, up.URL, "--drain-timeout", drain.String(), "--shutdown-delay", delay.String())
 

@@ -34,13 +34,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 		case <-r.Context().Done():
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method == http.MethodPatch {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"Invalid status"}`)
-			return
-		}
-		_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
+		answerTicket(w, r)
 	}))
 	sp := startSignpost(t, ticketsConfig, up.URL, "--drain-timeout", "5s")
 
