@@ -398,7 +398,17 @@ func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errTooLarge
 	}
-	head, err := readHead(r.Body, limit)
+	var head []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// The length is known and within the bound: one read of exactly
+		// that much, into a buffer of its size. net/http's body reader
+		// stops at the declared length.
+		head = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, head)
+	} else {
+		head, err = readHead(r.Body, limit)
+	}
 	if err != nil {
 		return nil, err
 	}
