@@ -61,10 +61,10 @@ func Batch(status int, faults []Entry, max int) *Error {
 		max = DefaultMaxErrors
 	}
 	n := len(faults)
-	msg := strconv.Itoa(n) + " fields were rejected. Correct all of them and call again."
+	msg := strconv.Itoa(n) + " fields are invalid; fix each one listed, then repeat the call."
 	if n > max {
-		msg = strconv.Itoa(n) + " fields were rejected; the first " + strconv.Itoa(max) +
-			" are listed. Correct them and call again."
+		msg = strconv.Itoa(n) + " fields are invalid, the first " + strconv.Itoa(max) +
+			" listed here; fix them, then repeat the call."
 		return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults[:max:max], Unlisted: faults[max:]}
 	}
 	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults}

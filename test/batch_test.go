@@ -16,7 +16,7 @@ import (
 const threeFaults = `{"title":"Export fails","status":"OPEN","priority":"high","due_at":"next Friday","customer_id":"C-1042"}`
 
 // threeFaultsBody lists all three, in declared order.
-const threeFaultsBody = `{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+const threeFaultsBody = `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 	`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
 	`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
 	`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"next Friday"}` +
@@ -97,7 +97,7 @@ func cappedBody(n, max int) string {
 		code := "invalid_" + f[0]
 		entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","message":"`+f[1]+`"}`)
 	}
-	return fmt.Sprintf(`{"error":"validation_failed","message":"%d fields were rejected; the first %d are listed. Correct them and call again.","errors":[%s],"retryable":false}`,
+	return fmt.Sprintf(`{"error":"validation_failed","message":"%d fields are invalid, the first %d listed here; fix them, then repeat the call.","errors":[%s],"retryable":false}`,
 		n, max, strings.Join(entries, ","))
 }
 
@@ -135,7 +135,7 @@ func TestBatchCapped(t *testing.T) {
 	got := send(t, "POST", three.URL+"/shipments", []byte(
 		`{"sender_name":"Ada","sender_email":"ada@example.com","sender_country":"de","recipient_name":"Bo","recipient_email":"bo@example.com",`+
 			`"recipient_country":"NL","weight_grams":"5","length_cm":10,"width_cm":10,"height_cm":10,"ship_on":"2026-03-11","service":"standard"}`))
-	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed","message":"2 fields were rejected. Correct all of them and call again.","errors":[`+
+	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
 		`{"field":"sender_country","code":"invalid_sender_country","message":"must be one of: DE, FR, NL","received":"de"},`+
 		`{"field":"weight_grams","code":"invalid_weight_grams","message":"must be an integer from 1 to 30000, e.g. 1","received":"5"}],"retryable":false}`)
 

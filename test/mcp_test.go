@@ -213,7 +213,7 @@ func TestMCPTickets(t *testing.T) {
 
 			got = readResult(t, m.call(t, "create_ticket", threeFaults))
 			wantToolError(t, got, threeFaultsBody,
-				"Error validation_failed: 3 fields were rejected. Correct all of them and call again.\n"+
+				"Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n"+
 					"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n"+
 					"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n"+
 					"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z (you sent \"next Friday\")\n"+

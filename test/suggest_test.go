@@ -251,7 +251,7 @@ func TestBatchedSuggestions(t *testing.T) {
 
 	got := postAddress(t, sp, address{Street: "1 High St", CountryCode: "UK", Kind: "office"})
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed",`+
-		`"message":"3 fields were rejected. Correct all of them and call again.","errors":[`+
+		`"message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
 		`{"field":"city","code":"invalid_city","message":"is required; must be a string of at most 100 characters"},`+
 		`{"field":"country_code","code":"unknown_country_code","message":"`+countryRule+`","received":"UK","did_you_mean":["GB"]},`+
 		`{"field":"kind","code":"invalid_kind","message":"must be one of: home, work, billing","received":"office","did_you_mean":["work"]}`+
@@ -259,7 +259,7 @@ func TestBatchedSuggestions(t *testing.T) {
 
 	got = postAddress(t, sp, address{Street: "1 High St", City: "Berlin", CountryCode: "germany", Kind: "Home"})
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed",`+
-		`"message":"2 fields were rejected. Correct all of them and call again.","errors":[`+
+		`"message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
 		`{"field":"country_code","code":"unknown_country_code","message":"`+countryRule+`","received":"germany","did_you_mean":["DE"]},`+
 		`{"field":"kind","code":"invalid_kind","message":"must be one of: home, work, billing","received":"Home"}`+
 		`],"retryable":false}`)

@@ -47,13 +47,13 @@ func TestNewRequest(t *testing.T) {
 		{"a path variable left out", "get_event", `{"expand":"attendees"}`,
 			`{"error":"invalid_event_id","field":"event_id","message":"is required; must match the pattern ^(?:[0-9]+)$","retryable":false}`},
 		{"no arguments: every fault, in the schema's order", "create_event", ``,
-			`{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+			`{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"calendar_id","code":"invalid_calendar_id","message":"is required; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b"},` +
 				`{"field":"title","code":"invalid_title","message":"is required; must be a string of at most 80 characters"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"is required"}],"retryable":false}`},
 		{"a header value of two lines, beside other faults", "create_event",
 			`{"calendar_id":"` + uuid + `","title":"Launch","status":"LIVE","tenant":"acme\nX-Admin: 1","dry_run":{"yes":true}}`,
-			`{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+			`{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"status","code":"invalid_status","message":"must be one of: draft, live","received":"LIVE"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"must be one line of text, since it is sent as the header X-Tenant","received":"acme\nX-Admin: 1"},` +
 				`{"field":"dry_run","code":"invalid_dry_run","message":"must be one value (a string, number or boolean), not an object, since it is sent as the query parameter dry_run","received":{"yes":true}}],"retryable":false}`},

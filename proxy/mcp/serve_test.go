@@ -252,11 +252,11 @@ func TestCalls(t *testing.T) {
 		{name: "three wrong fields in one result", tool: "create_ticket",
 			args:    `{"title":"Export fails","status":"OPEN","priority":"high","due_at":"next Friday","customer_id":"C-1042"}`,
 			isError: true,
-			body: `{"error":"validation_failed","message":"3 fields were rejected. Correct all of them and call again.","errors":[` +
+			body: `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
 				`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
 				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"next Friday"}],"retryable":false}`,
-			text: "Error validation_failed: 3 fields were rejected. Correct all of them and call again.\n" +
+			text: "Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n" +
 				"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n" +
 				"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n" +
 				"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z (you sent \"next Friday\")\n" +
@@ -267,10 +267,10 @@ func TestCalls(t *testing.T) {
 			text: "Error ticket_unassigned: ticket must be assigned before it can be closed; call assign_ticket first\nNext call: assign_ticket with {\"ticket_id\":\"T-8842\"}\nRetryable: no."},
 		{name: "a path variable left out", tool: "update_ticket", args: `{"status":"Open"}`,
 			isError: true,
-			body: `{"error":"validation_failed","message":"2 fields were rejected. Correct all of them and call again.","errors":[` +
+			body: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"ticket_id","code":"invalid_ticket_id","message":"is required; must match the pattern ^T-[0-9]+$, e.g. T-8841"},` +
 				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"Open"}],"retryable":false}`,
-			text: "Error validation_failed: 2 fields were rejected. Correct all of them and call again.\n" +
+			text: "Error validation_failed: 2 fields are invalid; fix each one listed, then repeat the call.\n" +
 				"- ticket_id: is required; must match the pattern ^T-[0-9]+$, e.g. T-8841\n" +
 				"- status: must be one of: open, pending, closed (you sent \"Open\")\nRetryable: no."},
 		{name: "a path variable that is two segments", tool: "get_ticket", args: `{"ticket_id":"T-1/comments"}`,
