@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -180,6 +182,57 @@ func BenchmarkStreamLargeBody(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
 				p.ServeHTTP(&discard{h: http.Header{}}, httptest.NewRequest("GET", "/big", nil))
+			}
+		})
+	}
+}
+
+// BenchmarkServer sends a GET over one kept-alive loopback connection to
+// the proxy served by net/http's server and by signpost's front, each in
+// front of the same loopback upstream: the whole server side of a request,
+// parsing and framing included.
+func BenchmarkServer(b *testing.B) {
+	up := loopbackUpstream(b, 200, okBody)
+	p := benchProxy(b, up, Options{})
+	quiet := log.New(io.Discard, "", 0)
+	serve := map[string]func(net.Listener) func(){
+		"net/http": func(ln net.Listener) func() {
+			s := &http.Server{Handler: p, ErrorLog: quiet}
+			go s.Serve(ln)
+			return func() { s.Close() }
+		},
+		"front": func(ln net.Listener) func() {
+			s := newFrontServer(&http.Server{Handler: p, ErrorLog: quiet})
+			go s.Serve(ln)
+			return func() { s.Close() }
+		},
+	}
+	for _, name := range []string{"net/http", "front"} {
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer serve[name](ln)()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			req := []byte("GET /tickets/T-8841 HTTP/1.1\r\nHost: bench\r\nUser-Agent: bench\r\n\r\n")
+			br := bufio.NewReader(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				res, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, res.Body); err != nil || res.StatusCode != 200 {
+					b.Fatalf("status %d, %v", res.StatusCode, err)
+				}
 			}
 		})
 	}

@@ -29,6 +29,76 @@ type indexed struct {
 	order int // the route's place in the file: the earlier declared wins
 	route *rules.Route
 	match *mux.Route
+	// segments is the path template split at slashes, when every variable
+	// fills a whole segment with mux's default pattern: such a template is
+	// matched segment by segment, without a regular expression.
+	segments []segment
+	vars     int
+}
+
+// segment is one segment of a path template: a literal, or a variable.
+type segment struct {
+	literal string
+	name    string // the variable's name; "" for a literal
+}
+
+// splitTemplate splits a path template into segments, or returns nil when
+// a variable shares its segment with text or has a pattern of its own.
+func splitTemplate(path string) (segs []segment, vars int) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, 0
+	}
+	for _, part := range strings.Split(path[1:], "/") {
+		open := strings.IndexByte(part, '{')
+		switch {
+		case open < 0 && !strings.Contains(part, "}"):
+			segs = append(segs, segment{literal: part})
+		case open == 0 && strings.IndexByte(part, '}') == len(part)-1 && !strings.ContainsAny(part[1:len(part)-1], "{}:"):
+			segs = append(segs, segment{name: part[1 : len(part)-1]})
+			vars++
+		default:
+			return nil, 0
+		}
+	}
+	return segs, vars
+}
+
+// matchSegments reports whether path fits the template segs, and returns
+// its variables, as mux's match of the same template would.
+func matchSegments(segs []segment, nvars int, path string) (bool, map[string]string) {
+	if path == "" || path[0] != '/' {
+		return false, nil
+	}
+	rest := path[1:]
+	var vars map[string]string
+	for i, sg := range segs {
+		part := rest
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			if i == len(segs)-1 {
+				return false, nil
+			}
+			part, rest = rest[:j], rest[j+1:]
+		} else if i < len(segs)-1 {
+			return false, nil
+		}
+		if sg.name == "" {
+			if part != sg.literal {
+				return false, nil
+			}
+			continue
+		}
+		if part == "" {
+			return false, nil
+		}
+		if vars == nil {
+			vars = make(map[string]string, nvars)
+		}
+		vars[sg.name] = part
+	}
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	return true, vars
 }
 
 func newRouteIndex(routes []*rules.Route) *routeIndex {
@@ -54,7 +124,8 @@ func newRouteIndex(routes []*rules.Route) *routeIndex {
 			}
 			n = child
 		}
-		n.routes = append(n.routes, indexed{i, r, router.NewRoute().Methods(r.Method).Path(r.Path)})
+		segs, vars := splitTemplate(r.Path)
+		n.routes = append(n.routes, indexed{i, r, router.NewRoute().Methods(r.Method).Path(r.Path), segs, vars})
 	}
 	return ix
 }
@@ -107,6 +178,12 @@ func (ix *routeIndex) find(r *http.Request) (*rules.Route, map[string]string) {
 		}
 		e := levels[best][0]
 		levels[best] = levels[best][1:]
+		if e.segments != nil {
+			if ok, vars := matchSegments(e.segments, e.vars, r.URL.Path); ok {
+				return e.route, vars
+			}
+			continue
+		}
 		var m mux.RouteMatch
 		if e.match.Match(r, &m) && m.MatchErr == nil {
 			return e.route, m.Vars

@@ -60,6 +60,13 @@ func TestRouteIndexAgreesWithALinearWalk(t *testing.T) {
 		{"GET", "/files/v2/list", "mixed"},
 		{"GET", "/files/2/list", ""},
 		{"GET", "/nowhere/at/all", ""},
+		{"GET", "/tickets//history", ""},
+		{"GET", "/tickets/T-1/", ""},
+		{"GET", "/acme/tickets/", ""},
+		{"GET", "/tickets/%2F/history", ""},
+		{"GET", "/tickets/caf%C3%A9/history", "history"},
+		{"PATCH", "/tickets/a%20b", "update"},
+		{"PATCH", "/tickets", ""},
 	}
 	for _, rq := range requests {
 		r := httptest.NewRequest(rq.method, rq.path, nil)
@@ -142,4 +149,39 @@ func BenchmarkRuleFileSize(b *testing.B) {
 			p.Close()
 		}
 	}
+}
+
+// FuzzRouteIndex routes any path through the index and through gorilla/mux
+// trying every route in file order: both must pick the same route and
+// variables.
+func FuzzRouteIndex(f *testing.F) {
+	var routes []*rules.Route
+	linear := mux.NewRouter()
+	for _, r := range overlapping {
+		routes = append(routes, &rules.Route{Name: r.name, Method: r.method, Path: r.path})
+		linear.NewRoute().Name(r.name).Methods(r.method).Path(r.path)
+	}
+	ix := newRouteIndex(routes)
+	for _, p := range []string{"/tickets/T-1", "/tickets//x", "/a/b/c/d/e/f/g/h/i/z/k", "/", "/files/v1/list"} {
+		f.Add("GET", p)
+	}
+	f.Fuzz(func(t *testing.T, method, path string) {
+		r, err := http.NewRequest(method, "http://x"+path, nil)
+		if err != nil || r.URL.Path != path && r.URL.RawPath == "" {
+			return
+		}
+		got, vars := ix.find(r)
+		var m mux.RouteMatch
+		want := ""
+		if linear.Match(r, &m) && m.MatchErr == nil {
+			want = m.Route.GetName()
+		}
+		name := ""
+		if got != nil {
+			name = got.Name
+		}
+		if name != want || want != "" && fmt.Sprint(vars) != fmt.Sprint(m.Vars) {
+			t.Errorf("%s %q: index picks %q %v; a linear walk picks %q %v", method, path, name, vars, want, m.Vars)
+		}
+	})
 }

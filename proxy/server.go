@@ -207,7 +207,8 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	defer stopReloads()
 
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	front := newFrontServer(srv)
+	go func() { errc <- front.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
 		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File,
@@ -233,9 +234,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	defer cancel()
 	// Shutdown closes the agents' listener, then waits for requests in
 	// flight; the admin endpoints stay up meanwhile.
-	if serr := errors.Join(srv.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
+	if serr := errors.Join(front.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
 		log.Error("requests still in flight after the drain timeout were cut off", "drain_timeout", drain.String(), "error", serr.Error())
-		_ = srv.Close()
+		_ = front.Close()
 		_ = adm.Close()
 		if err == nil || errors.Is(err, http.ErrServerClosed) {
 			err = fmt.Errorf("requests still in flight after the drain timeout (%v) were cut off", drain)

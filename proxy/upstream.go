@@ -58,6 +58,34 @@ type upConn struct {
 	// deadline is the one in force on the connection; zero is none.
 	deadline time.Time
 	br       *bufio.Reader
+	// quiet is set while the connection is fresh or was idle too briefly
+	// for the upstream to have closed it: nothing is waiting to be read.
+	quiet bool
+	rc    syscall.RawConn
+	cut   func() // cutShort, made once
+}
+
+// cutShort ends the exchange in progress at once: its caller left.
+func (c *upConn) cutShort() { _ = c.SetDeadline(aLongTimeAgo) }
+
+// afterFunc is context.AfterFunc, without its allocations for a context
+// that registers functions itself, as the front's does.
+func afterFunc(ctx context.Context, f func()) (stop func() bool) {
+	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(ctx, f)
+}
+
+// raw returns the connection's raw descriptor access, or nil when it has
+// none.
+func (c *upConn) raw() syscall.RawConn {
+	if c.rc == nil {
+		if sc, ok := c.Conn.(syscall.Conn); ok {
+			c.rc, _ = sc.SyscallConn()
+		}
+	}
+	return c.rc
 }
 
 var (
@@ -78,7 +106,7 @@ func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{Conn: nc, addr: addr}, nil
+	return &upConn{Conn: nc, addr: addr, quiet: true}, nil
 }
 
 func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
@@ -96,7 +124,7 @@ func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
 		u.mu.Unlock()
 		idle := now.Sub(c.idleSince)
 		if idle < probeAfter && !probe || idle < idleTimeout && stillOpen(c.Conn) {
-			c.reused = true
+			c.reused, c.quiet = true, idle < probeAfter
 			return c
 		}
 		c.Close()
@@ -182,6 +210,29 @@ func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bu
 
 // closedWhileIdle reports whether err is how a reused connection fails when
 // the upstream closed it before the request arrived.
+// sendThenWait writes the request from within a raw read of the
+// connection, so that the poller watches for the answer from before the
+// request leaves: the read that would only find the answer not come yet,
+// which with the upstream on the same CPU it never has, is skipped, and
+// the goroutine parks until the answer arrives. Only a connection with
+// nothing unread may be used so: readiness from before the write is lost.
+func sendThenWait(raw syscall.RawConn, write func() error) error {
+	var werr error
+	sent := false
+	rerr := raw.Read(func(uintptr) bool {
+		if sent {
+			return true
+		}
+		sent = true
+		werr = write()
+		return werr != nil
+	})
+	if werr != nil {
+		return werr
+	}
+	return rerr
+}
+
 func closedWhileIdle(err error) bool {
 	return errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
@@ -198,15 +249,27 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 			return nil, err
 		}
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(aLongTimeAgo) })
-	bw := writerPool.Get().(*bufio.Writer)
-	bw.Reset(c)
-	err := send(bw)
-	if err == nil {
-		err = bw.Flush()
+	if c.cut == nil {
+		c.cut = c.cutShort
 	}
-	bw.Reset(nil)
-	writerPool.Put(bw)
+	stop := afterFunc(ctx, c.cut)
+	write := func() error {
+		bw := writerPool.Get().(*bufio.Writer)
+		bw.Reset(c)
+		err := send(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		bw.Reset(nil)
+		writerPool.Put(bw)
+		return err
+	}
+	var err error
+	if raw := c.raw(); raw != nil && c.quiet {
+		err = sendThenWait(raw, write)
+	} else {
+		err = write()
+	}
 	if err != nil {
 		stop()
 		return nil, err
@@ -221,7 +284,10 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 	}
 	var res *http.Response
 	for i := 0; ; i++ {
-		res, err = http.ReadResponse(c.br, req)
+		var simple bool
+		if res, simple = readSimpleResponse(c.br, req); !simple {
+			res, err = http.ReadResponse(c.br, req)
+		}
 		if err != nil {
 			stop()
 			return nil, err

@@ -1,0 +1,845 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// frontServer serves the agents' HTTP/1.1 connections itself, the way
+// net/http's Server would, at less cost per request: no goroutine and read
+// per request watching for the caller to leave, no context tree, one buffer
+// for the response. A connection that sends anything but a plain HTTP/1.1
+// request (HTTP/1.0, a chunked body, Expect, Upgrade, headers larger than
+// the read buffer, or a request net/http would refuse) is handed, with the
+// bytes read so far, to fallback, which serves it from then on.
+type frontServer struct {
+	handler http.Handler
+	// fallback serves the connections handed off; its Handler, timeouts
+	// and ErrorLog are the front's too.
+	fallback *http.Server
+
+	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
+	maxHeaderBytes                                            int
+	errorLog                                                  *log.Logger
+
+	handoff  handoffListener
+	shutting atomic.Bool
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*frontConn]struct{}
+}
+
+// newFrontServer returns a front for h, configured from srv: its handler,
+// timeouts, header limit and error log. srv itself serves the connections
+// handed off.
+func newFrontServer(srv *http.Server) *frontServer {
+	s := &frontServer{
+		handler:           srv.Handler,
+		fallback:          srv,
+		readHeaderTimeout: srv.ReadHeaderTimeout,
+		readTimeout:       srv.ReadTimeout,
+		writeTimeout:      srv.WriteTimeout,
+		idleTimeout:       srv.IdleTimeout,
+		maxHeaderBytes:    srv.MaxHeaderBytes,
+		errorLog:          srv.ErrorLog,
+		listeners:         map[net.Listener]struct{}{},
+		conns:             map[*frontConn]struct{}{},
+	}
+	s.handoff.init()
+	if s.readHeaderTimeout <= 0 {
+		s.readHeaderTimeout = s.readTimeout
+	}
+	if s.idleTimeout <= 0 {
+		s.idleTimeout = s.readTimeout
+	}
+	if s.maxHeaderBytes <= 0 {
+		s.maxHeaderBytes = http.DefaultMaxHeaderBytes
+	}
+	// It returns http.ErrServerClosed once shut down, which is all it can.
+	go func() { _ = srv.Serve(&s.handoff) }()
+	return s
+}
+
+func (s *frontServer) logf(format string, args ...any) {
+	if s.errorLog != nil {
+		s.errorLog.Printf(format, args...)
+	} else {
+		log.Printf(format, args...)
+	}
+}
+
+// Serve accepts connections on ln until Shutdown or Close, and returns
+// http.ErrServerClosed then.
+func (s *frontServer) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.shutting.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	var delay time.Duration
+	for {
+		rwc, err := ln.Accept()
+		if err != nil {
+			if s.shutting.Load() {
+				return http.ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) ||
+				errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED) {
+				// Out of descriptors or a transient failure: back off as
+				// net/http does, rather than spin.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.logf("http: Accept error: %v; retrying in %v", err, delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := &frontConn{s: s, rwc: rwc}
+		if !s.track(c) {
+			rwc.Close()
+			return http.ErrServerClosed
+		}
+		go c.serve()
+	}
+}
+
+// track adds c to the connections Shutdown waits for, unless shutdown has
+// begun.
+func (s *frontServer) track(c *frontConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutting.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *frontServer) forget(c *frontConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// closeListeners stops accepting connections, on every listener and on
+// the hand-off queue.
+func (s *frontServer) closeListeners() {
+	s.mu.Lock()
+	s.shutting.Store(true)
+	for ln := range s.listeners {
+		ln.Close()
+		delete(s.listeners, ln)
+	}
+	s.mu.Unlock()
+}
+
+// closeIdle closes the connections waiting for a request and reports
+// whether none is left.
+func (s *frontServer) closeIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if c.state.CompareAndSwap(connIdle, connClosed) {
+			c.rwc.Close()
+		}
+	}
+	return len(s.conns) == 0
+}
+
+// Shutdown stops accepting connections, closes idle ones, lets requests in
+// flight finish, each answered with Connection: close, and returns once
+// every connection is closed or ctx is done, as http.Server.Shutdown does.
+func (s *frontServer) Shutdown(ctx context.Context) error {
+	s.closeListeners()
+	fallback := make(chan error, 1)
+	go func() { fallback <- s.fallback.Shutdown(ctx) }()
+	wait := time.Millisecond
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for !s.closeIdle() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			wait = min(2*wait, 100*time.Millisecond)
+			t.Reset(wait)
+		}
+	}
+	return <-fallback
+}
+
+// Close closes the listeners and every connection at once.
+func (s *frontServer) Close() error {
+	s.closeListeners()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.state.Store(connClosed)
+		c.rwc.Close()
+	}
+	s.mu.Unlock()
+	return s.fallback.Close()
+}
+
+// Connection states, for Shutdown: an idle connection waits for its next
+// request and may be closed at once; an active one is serving a request.
+const (
+	connIdle int32 = iota
+	connActive
+	connClosed
+)
+
+// watchAfter is how long a request runs before its connection is watched
+// for the caller leaving: a read that most requests, answered sooner, never
+// pay for.
+const watchAfter = 20 * time.Millisecond
+
+// maxDrainBytes bounds the unread request body read and dropped after a
+// response so that the connection can serve another request, as net/http
+// bounds it.
+const maxDrainBytes = 256 << 10
+
+// frontConn is one agent connection served by the front.
+type frontConn struct {
+	s      *frontServer
+	rwc    net.Conn
+	remote string
+	state  atomic.Int32
+
+	br *bufio.Reader // reads through in, which replays a byte the watch read
+	in connReader
+	bw *bufio.Writer
+
+	ctx callerContext
+	res frontResponse
+
+	// The watch: after watchAfter, a read on the idle connection notices
+	// a caller that leaves while its request is still served.
+	mu       sync.Mutex
+	timer    *time.Timer
+	serving  bool          // a handler runs; the watch may read
+	body     *frontBody    // the request's body, nil when it has none
+	watching chan struct{} // set while the watch reads; closed when it returns
+	stopping bool          // the watch's read is being cut short on purpose
+}
+
+// connReader reads the connection, first giving back the byte a watch read
+// while it looked for the caller leaving.
+type connReader struct {
+	c       net.Conn
+	hasByte bool
+	b       byte
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if r.hasByte && len(p) > 0 {
+		p[0] = r.b
+		r.hasByte = false
+		return 1, nil
+	}
+	return r.c.Read(p)
+}
+
+// errHandoff says a request is for the fallback server to serve.
+var errHandoff = errors.New("handed off")
+
+func (c *frontConn) serve() {
+	s := c.s
+	c.remote = c.rwc.RemoteAddr().String()
+	c.in.c = c.rwc
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(&c.in)
+	c.ctx.init()
+	c.res.c = c
+	handedOff := false
+	defer func() {
+		if err := recover(); err != nil && err != http.ErrAbortHandler {
+			const size = 64 << 10
+			buf := make([]byte, size)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.logf("http: panic serving %v: %v\n%s", c.remote, err, buf)
+		}
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+		c.endWatch() // a handler that panicked left it running
+		c.ctx.cancel(context.Canceled)
+		if c.bw != nil {
+			// What the handler wrote before it gave up goes out, without
+			// the ending that would make the response look whole.
+			_ = c.bw.Flush()
+			c.releaseWriter()
+		}
+		if !handedOff {
+			c.state.Store(connClosed)
+			c.rwc.Close()
+			c.br.Reset(nil)
+			readerPool.Put(c.br)
+		}
+		s.forget(c)
+	}()
+	c.state.Store(connActive)
+	for first := true; ; first = false {
+		if c.br.Buffered() == 0 && !first {
+			// Wait for the next request as an idle connection, which
+			// shutdown may close.
+			if s.idleTimeout > 0 {
+				_ = c.rwc.SetReadDeadline(time.Now().Add(s.idleTimeout))
+			} else {
+				_ = c.rwc.SetReadDeadline(time.Time{})
+			}
+			if !c.state.CompareAndSwap(connActive, connIdle) {
+				return
+			}
+			if s.shutting.Load() {
+				return
+			}
+			_, err := c.br.Peek(1)
+			if !c.state.CompareAndSwap(connIdle, connActive) || err != nil {
+				return
+			}
+		}
+		if s.readHeaderTimeout > 0 {
+			_ = c.rwc.SetReadDeadline(time.Now().Add(s.readHeaderTimeout))
+		} else if !first {
+			_ = c.rwc.SetReadDeadline(time.Time{})
+		}
+		req, n, err := c.readRequest()
+		if err != nil {
+			if errors.Is(err, errHandoff) {
+				handedOff = c.handOff()
+			}
+			return
+		}
+		if !c.serveRequest(req, n) {
+			return
+		}
+	}
+}
+
+// handOff gives the connection, and what was read of it, to the fallback
+// server.
+func (c *frontConn) handOff() bool {
+	return c.s.handoff.push(&replayConn{Conn: c.rwc, r: c.br})
+}
+
+// readRequest reads the head of the next request. It returns errHandoff for
+// a request the front does not serve itself, with nothing consumed; n is
+// the head's length.
+func (c *frontConn) readRequest() (*http.Request, int, error) {
+	head, err := c.peekHead()
+	if err != nil {
+		return nil, 0, err
+	}
+	req, err := parseHead(head, c.s.maxHeaderBytes, &c.ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return req, len(head), nil
+}
+
+// peekHead returns the bytes of the next request's head, through the blank
+// line that ends it, without consuming them.
+func (c *frontConn) peekHead() ([]byte, error) {
+	for {
+		buf, _ := c.br.Peek(c.br.Buffered())
+		if end, crlf := headEnd(buf); end > 0 {
+			if !crlf {
+				return nil, errHandoff
+			}
+			return buf[:end], nil
+		}
+		if len(buf) == c.br.Size() {
+			return nil, errHandoff // larger than the buffer: net/http enforces the limit
+		}
+		if _, err := c.br.Peek(len(buf) + 1); err != nil {
+			var ne net.Error
+			if c.br.Buffered() > 0 && !(errors.As(err, &ne) && ne.Timeout()) {
+				// A head cut short: net/http answers it as it does.
+				return nil, errHandoff
+			}
+			return nil, err
+		}
+	}
+}
+
+// headEnd returns the length of the head in buf through the empty line that
+// ends it, or 0 when buf does not hold all of it; crlf reports whether every
+// line of it ends in CRLF.
+func headEnd(buf []byte) (end int, crlf bool) {
+	crlf = true
+	for i := 0; ; {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			return 0, false
+		}
+		line := buf[i : i+j]
+		if len(line) == 0 || line[len(line)-1] != '\r' {
+			crlf = false
+		}
+		i += j + 1
+		if len(line) == 0 || len(line) == 1 && line[0] == '\r' {
+			return i, crlf
+		}
+	}
+}
+
+// parseHead parses a request head as net/http's server does, and returns
+// errHandoff for any request the front leaves to it: not HTTP/1.1, not in
+// origin form, framed or negotiated by fields the front does not handle,
+// written in any way but the plainest, or refused by net/http's checks.
+// The request's context is ctx.
+func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Request, error) {
+	if len(head) > maxHeaderBytes {
+		return nil, errHandoff
+	}
+	for i, b := range head {
+		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && head[i+1] != '\n' {
+			return nil, errHandoff
+		}
+	}
+	// One string holds the head; the target and every field are parts of
+	// it.
+	s := string(head[:len(head)-2])
+	eol := strings.IndexByte(s, '\n')
+	if eol < 1 {
+		return nil, errHandoff
+	}
+	line := s[:eol-1]
+	sp := strings.IndexByte(line, ' ')
+	if sp <= 0 || !validFieldName(line[:sp]) || len(line) < sp+1+len(" HTTP/1.1") || !strings.HasSuffix(line, " HTTP/1.1") {
+		return nil, errHandoff
+	}
+	method, target := line[:sp], line[sp+1:len(line)-len(" HTTP/1.1")]
+	if target == "" || target[0] != '/' || strings.IndexByte(target, ' ') >= 0 {
+		return nil, errHandoff // the asterisk, absolute and authority forms
+	}
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		return nil, errHandoff
+	}
+	n := strings.Count(s[eol+1:], "\n")
+	h := make(http.Header, n)
+	values := make([]string, n)
+	host, hosts := "", 0
+	length := int64(0)
+	lengths := 0
+	for rest := s[eol+1:]; rest != ""; {
+		i := strings.IndexByte(rest, '\n')
+		field := rest[:i-1]
+		rest = rest[i+1:]
+		colon := strings.IndexByte(field, ':')
+		if colon <= 0 || !validFieldName(field[:colon]) {
+			return nil, errHandoff
+		}
+		k := textproto.CanonicalMIMEHeaderKey(field[:colon])
+		v := textproto.TrimString(field[colon+1:])
+		switch k {
+		case "Host":
+			host, hosts = v, hosts+1
+			continue
+		case "Content-Length":
+			if lengths++; lengths > 1 || v == "" || len(v) > 18 || strings.Trim(v, "0123456789") != "" {
+				return nil, errHandoff
+			}
+			length, _ = strconv.ParseInt(v, 10, 64)
+		case "Transfer-Encoding", "Expect", "Upgrade", "Http2-Settings", "Te", "Pragma":
+			return nil, errHandoff
+		}
+		values[0] = v
+		if vv := h[k]; vv == nil {
+			h[k] = values[:1:1]
+		} else {
+			h[k] = append(vv, v)
+		}
+		values = values[1:]
+	}
+	if hosts != 1 || host == "" || !validHost(host) {
+		return nil, errHandoff
+	}
+	req := &http.Request{
+		Method:        method,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		ContentLength: length,
+		Close:         listed(h["Connection"], "close"),
+		Host:          host,
+		RequestURI:    target,
+	}
+	return req.WithContext(ctx), nil
+}
+
+// validHost reports whether a Host header holds only the bytes net/http's
+// server accepts there.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		b := h[i]
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		case bytes.IndexByte([]byte("!$%&'()*+,-.:;=@[]_~"), b) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// serveRequest serves one request whose head is n bytes long and reports
+// whether the connection may serve another.
+func (c *frontConn) serveRequest(req *http.Request, n int) bool {
+	s := c.s
+	_, _ = c.br.Discard(n)
+	req.RemoteAddr = c.remote
+	var body *frontBody
+	if req.ContentLength > 0 {
+		body = &frontBody{c: c, left: req.ContentLength}
+		req.Body = body
+	} else {
+		req.Body = http.NoBody
+	}
+	if s.readTimeout > 0 {
+		_ = c.rwc.SetReadDeadline(time.Now().Add(s.readTimeout))
+	} else if body != nil {
+		_ = c.rwc.SetReadDeadline(time.Time{})
+	}
+	if s.writeTimeout > 0 {
+		_ = c.rwc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	}
+	w := &c.res
+	w.reset(req, body)
+
+	c.mu.Lock()
+	c.serving, c.body = true, body
+	c.mu.Unlock()
+	if c.timer == nil {
+		c.timer = time.AfterFunc(watchAfter, c.watch)
+	} else {
+		c.timer.Reset(watchAfter)
+	}
+	s.handler.ServeHTTP(w, req)
+	c.timer.Stop()
+	c.endWatch()
+
+	w.finish()
+	if body != nil {
+		body.close()
+	}
+	keep := !w.closeAfter && c.ctx.Err() == nil && !s.shutting.Load()
+	if err := c.bw.Flush(); err != nil {
+		keep = false
+	}
+	c.releaseWriter()
+	if w.bodyLeft {
+		c.lingerClose()
+	}
+	w.req, w.body = nil, nil
+	clear(w.header)
+	return keep
+}
+
+// lingerClose ends a connection whose request body was left unread: it
+// shuts the sending side, then waits a moment before closing, so that the
+// caller reads the answer before its unread bytes make the kernel reset
+// the connection, as net/http does.
+func (c *frontConn) lingerClose() {
+	if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	time.Sleep(lingerDelay)
+}
+
+// lingerDelay is how long lingerClose waits: net/http's rstAvoidanceDelay.
+const lingerDelay = 500 * time.Millisecond
+
+// releaseWriter returns the connection's write buffer to the pool between
+// responses, so that idle connections hold none.
+func (c *frontConn) releaseWriter() {
+	c.bw.Reset(nil)
+	writerPool.Put(c.bw)
+	c.bw = nil
+}
+
+// writer returns the buffer the response is written through.
+func (c *frontConn) writer() *bufio.Writer {
+	if c.bw == nil {
+		c.bw = writerPool.Get().(*bufio.Writer)
+		c.bw.Reset(c.rwc)
+	}
+	return c.bw
+}
+
+// watch runs watchAfter into a request: when the request's body is read and
+// nothing more is buffered, it reads the connection, which returns when the
+// caller sends its next request, which is kept, or leaves, which cancels
+// the request's context.
+func (c *frontConn) watch() {
+	c.mu.Lock()
+	if !c.serving || c.body != nil && c.body.left > 0 || c.br.Buffered() > 0 || c.in.hasByte || c.watching != nil {
+		c.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	c.watching = done
+	c.mu.Unlock()
+
+	var b [1]byte
+	n, err := c.rwc.Read(b[:])
+
+	c.mu.Lock()
+	if n == 1 {
+		c.in.hasByte, c.in.b = true, b[0]
+	} else if !c.stopping {
+		var ne net.Error
+		if !(errors.As(err, &ne) && ne.Timeout()) {
+			c.ctx.cancel(context.Canceled)
+		}
+	}
+	c.watching = nil
+	close(done)
+	c.mu.Unlock()
+}
+
+// endWatch ends the watch of the request just served, cutting its read
+// short, before the connection is read again.
+func (c *frontConn) endWatch() {
+	c.mu.Lock()
+	c.serving = false
+	done := c.watching
+	if done != nil {
+		c.stopping = true
+		_ = c.rwc.SetReadDeadline(aLongTimeAgo)
+	}
+	c.mu.Unlock()
+	if done != nil {
+		<-done
+		c.mu.Lock()
+		c.stopping = false
+		c.mu.Unlock()
+		_ = c.rwc.SetReadDeadline(time.Time{})
+	}
+}
+
+// frontBody is a request body of declared length, read from the
+// connection's buffer.
+type frontBody struct {
+	c      *frontConn
+	left   int64 // bytes not yet read; guarded by c.mu once the watch may run
+	closed bool  // closed by the handler or after it returned
+	err    error
+}
+
+func (b *frontBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.c.br.Read(p)
+	b.c.mu.Lock()
+	b.left -= int64(n)
+	b.c.mu.Unlock()
+	if b.left == 0 {
+		return n, io.EOF
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *frontBody) Close() error {
+	b.closed = true
+	return nil
+}
+
+// close ends the body once the handler returned.
+func (b *frontBody) close() { b.closed = true }
+
+// drain reads what the handler left of the body, up to maxDrainBytes, and
+// reports whether the connection is positioned at the next request.
+func (b *frontBody) drain() bool {
+	if b.left == 0 {
+		return true
+	}
+	if b.err != nil || b.left > maxDrainBytes {
+		return false
+	}
+	closed := b.closed
+	b.closed = false
+	_, err := io.Copy(io.Discard, b)
+	b.closed = closed
+	return err == nil && b.left == 0
+}
+
+// handoffListener is the queue of connections handed to the fallback
+// server, as a net.Listener it serves.
+type handoffListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *handoffListener) init() {
+	l.conns = make(chan net.Conn)
+	l.closed = make(chan struct{})
+}
+
+// push hands c to the fallback server, or reports false once it is closed.
+func (l *handoffListener) push(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.closed:
+		return false
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return handoffAddr{} }
+
+type handoffAddr struct{}
+
+func (handoffAddr) Network() string { return "tcp" }
+func (handoffAddr) String() string  { return "handoff" }
+
+// replayConn is a connection handed off: reads return first what the front
+// had read of it.
+type replayConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// callerContext is the context of the requests of one connection: done
+// once the caller is seen to leave or the connection ends. Once done, the
+// connection serves no other request, so one serves them all.
+type callerContext struct {
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+	// slot holds the one function most requests register, with no
+	// allocation; others go in funcs.
+	slot     func()
+	stopSlot func() bool
+	funcs    map[*registered]struct{}
+}
+
+type registered struct{ f func() }
+
+func (c *callerContext) init() {
+	c.done = make(chan struct{})
+	c.stopSlot = c.clearSlot
+}
+
+func (c *callerContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *callerContext) Done() <-chan struct{}       { return c.done }
+func (c *callerContext) Value(any) any               { return nil }
+
+func (c *callerContext) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// AfterFunc arranges for f to run once the context is done, as
+// context.AfterFunc does; context.AfterFunc calls it rather than start a
+// goroutine to wait, and so can callers that know the context.
+func (c *callerContext) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	if c.slot == nil {
+		c.slot = f
+		return c.stopSlot
+	}
+	a := &registered{f: f}
+	if c.funcs == nil {
+		c.funcs = map[*registered]struct{}{}
+	}
+	c.funcs[a] = struct{}{}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.funcs[a]
+		delete(c.funcs, a)
+		return ok
+	}
+}
+
+// clearSlot stops the function in the slot. The slot is only taken again
+// once its holder stopped it or it ran, so it is the holder's.
+func (c *callerContext) clearSlot() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ok := c.slot != nil
+	c.slot = nil
+	return ok
+}
+
+func (c *callerContext) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+	if c.slot != nil {
+		go c.slot()
+		c.slot = nil
+	}
+	for a := range c.funcs {
+		go a.f()
+	}
+	c.funcs = nil
+}

@@ -1,0 +1,533 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestHeadEnd(t *testing.T) {
+	tests := []struct {
+		in   string
+		end  int
+		crlf bool
+	}{
+		{"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 27, true},
+		{"GET / HTTP/1.1\r\nHost: a\r\n\r\nbody", 27, true},
+		{"GET / HTTP/1.1\r\nHost: a\r\n", 0, false},
+		{"GET / HTTP/1.1\nHost: a\n\n", 24, false},
+		{"GET / HTTP/1.1\r\nHost: a\n\r\n", 26, false},
+		{"\r\n", 2, true},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		end, crlf := headEnd([]byte(tt.in))
+		if end != tt.end || end > 0 && crlf != tt.crlf {
+			t.Errorf("headEnd(%q) = %d, %v; want %d, %v", tt.in, end, crlf, tt.end, tt.crlf)
+		}
+	}
+}
+
+// frontHandler answers by path, exercising what a handler may do with a
+// ResponseWriter, and says in X-Served-By whether net/http served it.
+func frontHandler(w http.ResponseWriter, r *http.Request) {
+	by := "front"
+	if r.Context().Value(http.ServerContextKey) != nil {
+		by = "net/http"
+	}
+	w.Header().Set("X-Served-By", by)
+	switch r.URL.Path {
+	case "/small":
+		io.WriteString(w, "small body")
+	case "/html":
+		io.WriteString(w, "<!DOCTYPE html><html><body>sniffed</body></html>")
+	case "/large":
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(strings.Repeat("0123456789", 1000)))
+	case "/length":
+		w.Header().Set("Content-Length", "5")
+		io.WriteString(w, "fives")
+	case "/short":
+		w.Header().Set("Content-Length", "10")
+		io.WriteString(w, "five!")
+	case "/over":
+		w.Header().Set("Content-Length", "3")
+		_, err := io.WriteString(w, "four")
+		w.Header().Set("X-Late", "ignored")
+		fmt.Fprint(w, errors.Is(err, http.ErrContentLength))
+	case "/nocontent":
+		w.WriteHeader(http.StatusNoContent)
+		_, err := io.WriteString(w, "dropped")
+		w.Header().Set("X-Err", fmt.Sprint(err))
+	case "/notmodified":
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", "7")
+		w.WriteHeader(http.StatusNotModified)
+	case "/flush":
+		io.WriteString(w, "first ")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "second")
+	case "/trailer":
+		w.Header().Set("Trailer", "X-Sum")
+		io.WriteString(w, "with trailers")
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-Sum", "42")
+		w.Header().Set(http.TrailerPrefix+"X-Late", "late")
+	case "/early":
+		w.Header().Set("Link", "</a.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "after hints")
+	case "/close":
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "closing")
+	case "/echo":
+		b, err := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%d %q %v", len(b), clipString(string(b)), err)
+	case "/ignore":
+		io.WriteString(w, "body ignored")
+	case "/status":
+		w.WriteHeader(599)
+	case "/newline":
+		w.Header()["X-Bad"] = []string{"a\r\nInjected: yes"}
+		w.Header()["Bad Name"] = []string{"dropped"}
+		io.WriteString(w, "ok")
+	case "/abort":
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func clipString(s string) string {
+	if len(s) > 20 {
+		return s[:20] + "…"
+	}
+	return s
+}
+
+// startFront serves h on a front over loopback and returns its address.
+func startFront(t *testing.T, h http.Handler) (string, *frontServer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFrontServer(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String(), s
+}
+
+// startNetHTTP serves h on a plain net/http server over loopback.
+func startNetHTTP(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
+}
+
+// exchangeRaw writes raw on a new connection to addr and reads every
+// response until the connection closes or goes quiet, each as its status
+// line, header fields but Date and X-Served-By sorted, body and trailers.
+func exchangeRaw(t *testing.T, addr, raw string) (answers []string, by []string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	for {
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		req, _ := http.NewRequest(methodOf(raw, len(answers)), "/", nil)
+		res, err := http.ReadResponse(br, req)
+		if err != nil {
+			var ne net.Error
+			switch {
+			case errors.Is(err, io.EOF), errors.As(err, &ne) && ne.Timeout():
+				if errors.Is(err, io.EOF) {
+					answers = append(answers, "closed")
+				}
+			default:
+				answers = append(answers, "error: "+err.Error())
+			}
+			return answers, by
+		}
+		body, err := io.ReadAll(res.Body)
+		var lines []string
+		for k, vv := range res.Header {
+			if k == "Date" || k == "X-Served-By" {
+				continue
+			}
+			lines = append(lines, k+": "+strings.Join(vv, ", "))
+		}
+		slices.Sort(lines)
+		var trailers []string
+		for k, vv := range res.Trailer {
+			trailers = append(trailers, k+": "+strings.Join(vv, ", "))
+		}
+		slices.Sort(trailers)
+		answers = append(answers, fmt.Sprintf("%s %s\n%s\n\n%q %v chunked=%v length=%d trailers=%v",
+			res.Proto, res.Status, strings.Join(lines, "\n"), body, err, slices.Contains(res.TransferEncoding, "chunked"), res.ContentLength, trailers))
+		if b := res.Header.Get("X-Served-By"); b != "" {
+			by = append(by, b)
+		}
+	}
+}
+
+// methodOf returns the method of the i-th request in raw, so that the
+// answer to a HEAD is read without a body.
+func methodOf(raw string, i int) string {
+	methods := []string{}
+	for _, line := range strings.Split(raw, "\n") {
+		for _, m := range []string{"GET ", "HEAD ", "POST ", "PUT ", "PATCH ", "OPTIONS "} {
+			if strings.HasPrefix(line, m) {
+				methods = append(methods, strings.TrimSpace(m))
+			}
+		}
+	}
+	if i < len(methods) {
+		return methods[i]
+	}
+	return "GET"
+}
+
+// TestFrontAnswersAsNetHTTP sends the same bytes to the front and to a
+// plain net/http server with the same handler: every answer must be the
+// same, field for field, and each request must be served by the front, or
+// handed to net/http, as expected.
+func TestFrontAnswersAsNetHTTP(t *testing.T) {
+	h := http.HandlerFunc(frontHandler)
+	front, _ := startFront(t, h)
+	plain := startNetHTTP(t, h)
+	get := func(path string) string { return "GET " + path + " HTTP/1.1\r\nHost: example.test\r\n\r\n" }
+	big := strings.Repeat("b", 300<<10)
+	tests := []struct {
+		name   string
+		raw    string
+		served string // who answers each request: "front" or "net/http"
+	}{
+		{"small body gets a length", get("/small"), "front"},
+		{"sniffed type", get("/html"), "front"},
+		{"large body is chunked", get("/large"), "front"},
+		{"declared length", get("/length"), "front"},
+		{"fewer bytes than declared closes", get("/short") + get("/small"), "front"},
+		{"more bytes than declared", get("/over"), "front"},
+		{"204 has no body", get("/nocontent"), "front"},
+		{"304 drops type and length", get("/notmodified"), "front"},
+		{"flush goes chunked", get("/flush"), "front"},
+		{"trailers", get("/trailer"), "front"},
+		{"early hints", get("/early"), "front front"},
+		{"handler closes", get("/close") + get("/small"), "front"},
+		{"unknown status", get("/status"), "front"},
+		{"header values cleaned", get("/newline"), "front"},
+		{"not found", get("/nowhere"), "front"},
+		{"keep-alive", get("/small") + get("/length") + get("/large"), "front front front"},
+		{"HEAD", "HEAD /small HTTP/1.1\r\nHost: a\r\n\r\n" + get("/length"), "front front"},
+		{"HEAD of a declared length", "HEAD /length HTTP/1.1\r\nHost: a\r\n\r\n", "front"},
+		{"caller asks to close", "GET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + get("/small"), "front"},
+		{"body read", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + get("/small"), "front front"},
+		{"body ignored, drained", "POST /ignore HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + get("/small"), "front front"},
+		{"large body ignored closes", "POST /ignore HTTP/1.1\r\nHost: a\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + big, "front"},
+		{"large body read", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + big + get("/small"), "front front"},
+		{"bad content length", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", ""},
+		{"two content lengths", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", ""},
+		{"HTTP/1.0", "GET /small HTTP/1.0\r\n\r\n", "net/http"},
+		{"chunked request", "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", "net/http"},
+		{"expect", "POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello", "net/http"},
+		{"absolute form", "GET http://a/small HTTP/1.1\r\nHost: a\r\n\r\n", "net/http"},
+		{"asterisk form", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", ""}, // net/http answers it itself
+		{"bare LF", "GET /small HTTP/1.1\nHost: a\n\n", "net/http"},
+		{"missing host", "GET /small HTTP/1.1\r\n\r\n", ""},
+		{"two hosts", "GET /small HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", ""},
+		{"malformed host", "GET /small HTTP/1.1\r\nHost: a b\r\n\r\n", ""},
+		{"space before colon", "GET /small HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", ""},
+		{"control byte in a value", "GET /small HTTP/1.1\r\nHost: a\r\nX-A: a\x01b\r\n\r\n", ""},
+		{"headers over the buffer", "GET /small HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("x", 5000) + "\r\n\r\n", "net/http"},
+		{"upgrade", "GET /small HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", "net/http"},
+		{"served, then handed off", get("/small") + "GET /small HTTP/1.0\r\n\r\n", "front net/http"},
+		{"head cut short", "GET /small HTTP/1.1\r\nHost: a\r\nX-A:", ""},
+		{"garbage", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			want, _ := exchangeRaw(t, plain, tt.raw)
+			got, by := exchangeRaw(t, front, tt.raw)
+			if !slices.Equal(got, want) {
+				t.Errorf("the front answered\n%s\nnet/http answered\n%s", strings.Join(got, "\n---\n"), strings.Join(want, "\n---\n"))
+			}
+			if served := strings.Join(by, " "); served != tt.served {
+				t.Errorf("served by %q, want %q", served, tt.served)
+			}
+		})
+	}
+}
+
+func TestFrontAbortCutsTheResponse(t *testing.T) {
+	front, _ := startFront(t, http.HandlerFunc(frontHandler))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /abort HTTP/1.1\r\nHost: a\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	if string(body) != "partial" || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("body %q, %v; want the partial body cut short", body, err)
+	}
+}
+
+// TestFrontNoticesTheCallerLeaving has a handler wait on its context: the
+// caller hanging up must cancel it.
+func TestFrontNoticesTheCallerLeaving(t *testing.T) {
+	cancelled := make(chan error, 1)
+	front, _ := startFront(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran := make(chan struct{})
+		context.AfterFunc(r.Context(), func() { close(ran) })
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+		select {
+		case <-ran:
+			cancelled <- r.Context().Err()
+		case <-time.After(time.Second):
+			cancelled <- errors.New("a function given to context.AfterFunc did not run")
+		}
+	}))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(2 * watchAfter)
+	c.Close()
+	select {
+	case err := <-cancelled:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("context ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the request's context was not cancelled 2s after the caller left")
+	}
+}
+
+// TestFrontKeepsWhatTheWatchRead sends the next request while the first is
+// still served, past watchAfter: the byte the watch reads belongs to it.
+func TestFrontKeepsWhatTheWatchRead(t *testing.T) {
+	front, _ := startFront(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(5 * watchAfter)
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(2 * watchAfter)
+	io.WriteString(c, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+	br := bufio.NewReader(c)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for _, want := range []string{"/slow", "/next"} {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the answer to %s: %v", want, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		if string(body) != want {
+			t.Errorf("answer %q, want %q", body, want)
+		}
+	}
+}
+
+// TestFrontShutdown closes an idle connection at once, lets a request in
+// flight finish with Connection: close, and returns when both are done.
+func TestFrontShutdown(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Bool
+	front, s := startFront(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			started.Store(true)
+			<-release
+		}
+		io.WriteString(w, "done")
+	}))
+	idle, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	io.WriteString(idle, "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n")
+	idleBR := bufio.NewReader(idle)
+	if res, err := http.ReadResponse(idleBR, nil); err != nil {
+		t.Fatal(err)
+	} else {
+		io.Copy(io.Discard, res.Body)
+	}
+	busy, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	io.WriteString(busy, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+	for !started.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+
+	idle.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := idleBR.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("the idle connection: read %v, want EOF", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned %v while a request was in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	busy.SetReadDeadline(time.Now().Add(2 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(busy), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Close {
+		t.Error("the answer in flight at shutdown lacks Connection: close")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Shutdown did not return once the request finished")
+	}
+	if _, err := net.DialTimeout("tcp", front, time.Second); err == nil {
+		t.Error("the listener still accepts connections after Shutdown")
+	}
+}
+
+// requestHeads are request heads, the plain kind the front parses and
+// every kind it hands to net/http.
+var requestHeads = []struct {
+	name, raw string
+	parsed    bool
+}{
+	{"plain GET", "GET /tickets/T-1 HTTP/1.1\r\nHost: example.test\r\nUser-Agent: x\r\n\r\n", true},
+	{"query", "GET /tickets?status=open&x=%20y HTTP/1.1\r\nHost: a:8080\r\n\r\n", true},
+	{"body", "PATCH /tickets/T-1 HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n", true},
+	{"close", "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, close\r\n\r\n", true},
+	{"repeated and lower-case fields", "GET / HTTP/1.1\r\nhost: a\r\nx-a: 1\r\nX-A: 2\r\naccept:  */* \r\n\r\n", true},
+	{"escaped path", "GET /caf%C3%A9/a%2Fb HTTP/1.1\r\nHost: a\r\n\r\n", true},
+	{"extension method", "PURGE /x HTTP/1.1\r\nHost: a\r\n\r\n", true},
+	{"HTTP/1.0", "GET / HTTP/1.0\r\nHost: a\r\n\r\n", false},
+	{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\n", false},
+	{"no host", "GET / HTTP/1.1\r\n\r\n", false},
+	{"empty host", "GET / HTTP/1.1\r\nHost:\r\n\r\n", false},
+	{"two hosts", "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", false},
+	{"bad host", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", false},
+	{"chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+	{"two lengths", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", false},
+	{"signed length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\n", false},
+	{"expect", "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", false},
+	{"pragma", "GET / HTTP/1.1\r\nHost: a\r\nPragma: no-cache\r\n\r\n", false},
+	{"absolute form", "GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", false},
+	{"folded", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n 2\r\n\r\n", false},
+	{"space before colon", "GET / HTTP/1.1\r\nHost: a\r\nX-A : 1\r\n\r\n", false},
+	{"bad method", "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", false},
+	{"two spaces", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", false},
+	{"lone CR", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r2\r\n\r\n", false},
+	{"empty", "\r\n", false},
+}
+
+func TestParseHead(t *testing.T) {
+	for _, tt := range requestHeads {
+		t.Run(tt.name, func(t *testing.T) {
+			if parsed := compareHeadParses(t, tt.raw); parsed != tt.parsed {
+				t.Errorf("parsed: %v, want %v", parsed, tt.parsed)
+			}
+		})
+	}
+}
+
+// compareHeadParses parses raw with parseHead and, where it parses, with
+// http.ReadRequest and the checks net/http's server adds: both must read
+// the same request.
+func compareHeadParses(t *testing.T, raw string) bool {
+	t.Helper()
+	end, crlf := headEnd([]byte(raw))
+	if end == 0 || !crlf {
+		return false
+	}
+	got, err := parseHead([]byte(raw[:end]), 1<<20, context.Background())
+	if err != nil {
+		return false
+	}
+	want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw[:end])))
+	if err != nil {
+		t.Fatalf("parseHead parsed what http.ReadRequest refuses: %v", err)
+	}
+	for k, vv := range want.Header {
+		for _, v := range vv {
+			if !validFieldName(k) || strings.ContainsAny(v, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f") {
+				t.Fatalf("parseHead parsed a field net/http's server refuses: %q: %q", k, v)
+			}
+		}
+	}
+	type view struct {
+		Method, URL, Proto, Host, RequestURI string
+		Header                               http.Header
+		ContentLength                        int64
+		Close                                bool
+	}
+	see := func(r *http.Request) view {
+		return view{r.Method, r.URL.String(), r.Proto, r.Host, r.RequestURI, r.Header, r.ContentLength, r.Close}
+	}
+	if g, w := see(got), see(want); !reflect.DeepEqual(g, w) {
+		t.Errorf("parseHead read\n%+v\nhttp.ReadRequest read\n%+v", g, w)
+	}
+	return true
+}
+
+// FuzzParseHead checks that whatever parseHead parses, net/http parses the
+// same.
+func FuzzParseHead(f *testing.F) {
+	for _, tt := range requestHeads {
+		f.Add(tt.raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		compareHeadParses(t, raw)
+	})
+}

@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// readSimpleResponse reads the head of an upstream's response of the
+// common kind, HTTP/1.1 with a Content-Length, from what br already holds,
+// at less cost than http.ReadResponse. It returns false, having consumed
+// nothing, for anything else: 1xx, 204 and 304 answers, answers to HEAD,
+// chunked or unframed bodies, folded or malformed lines, and fields
+// http.ReadResponse treats specially; http.ReadResponse reads those.
+func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bool) {
+	if req.Method == http.MethodHead {
+		return nil, false
+	}
+	buf, _ := br.Peek(br.Buffered())
+	end, crlf := headEnd(buf)
+	if end == 0 || !crlf {
+		return nil, false
+	}
+	head := buf[:end-2] // through the CRLF of the last field
+	for i, b := range head {
+		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && head[i+1] != '\n' {
+			return nil, false
+		}
+	}
+	// HTTP/1.1 SP 3DIGIT [SP reason] CRLF
+	if len(head) < 14 || string(head[:9]) != "HTTP/1.1 " {
+		return nil, false
+	}
+	code := 0
+	for _, b := range head[9:12] {
+		if b < '0' || b > '9' {
+			return nil, false
+		}
+		code = code*10 + int(b-'0')
+	}
+	if code < 200 || code == http.StatusNoContent || code == http.StatusNotModified || head[12] != ' ' && head[12] != '\r' {
+		return nil, false
+	}
+	// One string holds the head; the status and every field are parts of it.
+	s := string(head)
+	line := strings.IndexByte(s, '\n')
+	res := &http.Response{
+		Status:     strings.TrimLeft(s[9:line-1], " "),
+		StatusCode: code,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Request:    req,
+	}
+	n := strings.Count(s[line+1:], "\n")
+	h := make(http.Header, n)
+	values := make([]string, n)
+	length := int64(-1)
+	for rest := s[line+1:]; rest != ""; {
+		i := strings.IndexByte(rest, '\n')
+		field := rest[:i-1]
+		rest = rest[i+1:]
+		colon := strings.IndexByte(field, ':')
+		if colon <= 0 || !validFieldName(field[:colon]) {
+			return nil, false
+		}
+		k := textproto.CanonicalMIMEHeaderKey(field[:colon])
+		v := textproto.TrimString(field[colon+1:])
+		switch k {
+		case "Transfer-Encoding", "Trailer", "Pragma":
+			return nil, false
+		case "Content-Length":
+			if length >= 0 || v == "" || len(v) > 18 {
+				return nil, false
+			}
+			for i := 0; i < len(v); i++ {
+				if v[i] < '0' || v[i] > '9' {
+					return nil, false
+				}
+			}
+			length, _ = strconv.ParseInt(v, 10, 64)
+		case "Connection":
+			if listed([]string{v}, "close") {
+				res.Close = true
+				continue // http.ReadResponse drops it, the framing said
+			}
+		}
+		values[0] = v
+		vv := h[k]
+		if vv == nil {
+			vv = values[:1:1]
+			values = values[1:]
+		} else {
+			vv = append(vv, v)
+			values = values[1:]
+		}
+		h[k] = vv
+	}
+	if length < 0 {
+		return nil, false
+	}
+	res.Header = h
+	res.ContentLength = length
+	if length == 0 {
+		res.Body = http.NoBody
+	} else {
+		res.Body = &fixedBody{r: br, left: length}
+	}
+	_, _ = br.Discard(end)
+	return res, true
+}
+
+// fixedBody is a response body of declared length: one that ends before
+// it is cut short, io.ErrUnexpectedEOF.
+type fixedBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *fixedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	switch {
+	case b.left == 0:
+		return n, io.EOF
+	case err == io.EOF:
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (b *fixedBody) Close() error { return nil }
