@@ -116,7 +116,7 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 // fixedBody is a response body of declared length: one that ends before
 // it is cut short, io.ErrUnexpectedEOF.
 type fixedBody struct {
-	r    io.Reader
+	r    *bufio.Reader
 	left int64
 }
 

@@ -68,13 +68,18 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// The timer closes the body it was given: res.Body may be replaced
 	// while the timer's goroutine still runs.
 	upstreamBody := res.Body
-	stall := time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
+	var stall *time.Timer
+	if b, ok := upstreamBody.(interface{ arrived() bool }); !ok || !b.arrived() {
+		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
+	}
 	// The buffers are charged to the process-wide budget, and given back
 	// when this returns, or when the body that still reads them is closed.
 	c := &charge{budget: p.budget}
 	defer c.end()
 	raw, err := readCharged(res.Body, limit, res.ContentLength, c)
-	stall.Stop()
+	if stall != nil {
+		stall.Stop()
+	}
 	if errors.Is(err, errNoBudget) {
 		// Other errors hold the budget: this one is treated as too large
 		// to read. No 503: the upstream has answered, and its status

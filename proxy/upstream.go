@@ -340,6 +340,16 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// arrived reports whether the whole body is already read from the
+// connection, so that reading it cannot stall.
+func (b *upstreamBody) arrived() bool {
+	if b.eof.Load() {
+		return true
+	}
+	f, ok := b.body.(*fixedBody)
+	return ok && f.left <= int64(f.r.Buffered())
+}
+
 // Close ends the exchange. A body not read to its end closes the
 // connection rather than draining what is left of it.
 func (b *upstreamBody) Close() error {
