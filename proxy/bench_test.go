@@ -187,53 +187,64 @@ func BenchmarkStreamLargeBody(b *testing.B) {
 	}
 }
 
-// BenchmarkServer sends a GET over one kept-alive loopback connection to
-// the proxy served by net/http's server and by signpost's front, each in
-// front of the same loopback upstream: the whole server side of a request,
-// parsing and framing included.
+// BenchmarkServer sends requests over one kept-alive loopback connection
+// to the proxy served by net/http's server and by signpost's front, each in
+// front of a loopback upstream: the whole server side of a request, parsing
+// and framing included, for a 200 passed through and a 400 rewritten.
 func BenchmarkServer(b *testing.B) {
-	up := loopbackUpstream(b, 200, okBody)
-	p := benchProxy(b, up, Options{})
+	p := benchProxy(b, loopbackUpstream(b, 200, okBody), Options{})
+	rw := benchProxy(b, loopbackUpstream(b, 400, []byte(`{"error":"Invalid status"}`)), Options{})
 	quiet := log.New(io.Discard, "", 0)
-	serve := map[string]func(net.Listener) func(){
-		"net/http": func(ln net.Listener) func() {
-			s := &http.Server{Handler: p, ErrorLog: quiet}
+	serve := map[string]func(net.Listener, http.Handler) func(){
+		"net/http": func(ln net.Listener, h http.Handler) func() {
+			s := &http.Server{Handler: h, ErrorLog: quiet}
 			go s.Serve(ln)
 			return func() { s.Close() }
 		},
-		"front": func(ln net.Listener) func() {
-			s := newFrontServer(&http.Server{Handler: p, ErrorLog: quiet})
+		"front": func(ln net.Listener, h http.Handler) func() {
+			s := newFrontServer(&http.Server{Handler: h, ErrorLog: quiet})
 			go s.Serve(ln)
 			return func() { s.Close() }
 		},
 	}
-	for _, name := range []string{"net/http", "front"} {
-		b.Run(name, func(b *testing.B) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer serve[name](ln)()
-			c, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			req := []byte("GET /tickets/T-8841 HTTP/1.1\r\nHost: bench\r\nUser-Agent: bench\r\n\r\n")
-			br := bufio.NewReader(c)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				res, err := http.ReadResponse(br, nil)
+	paths := []struct {
+		name    string
+		handler http.Handler
+		request string
+		status  int
+	}{
+		{"success", p, "GET /tickets/T-8841 HTTP/1.1\r\nHost: bench\r\nUser-Agent: bench\r\n\r\n", 200},
+		{"rewrite", rw, "PATCH /tickets/T-8841 HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: 17\r\n\r\n{\"status\":\"OPEN\"}", 400},
+	}
+	for _, path := range paths {
+		for _, server := range []string{"net/http", "front"} {
+			b.Run(path.name+"/"+server, func(b *testing.B) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := io.Copy(io.Discard, res.Body); err != nil || res.StatusCode != 200 {
-					b.Fatalf("status %d, %v", res.StatusCode, err)
+				defer serve[server](ln, path.handler)()
+				c, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					b.Fatal(err)
 				}
-			}
-		})
+				defer c.Close()
+				req := []byte(path.request)
+				br := bufio.NewReader(c)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := c.Write(req); err != nil {
+						b.Fatal(err)
+					}
+					res, err := http.ReadResponse(br, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.Copy(io.Discard, res.Body); err != nil || res.StatusCode != path.status {
+						b.Fatalf("status %d, %v", res.StatusCode, err)
+					}
+				}
+			})
+		}
 	}
 }

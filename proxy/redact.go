@@ -24,12 +24,22 @@ var revealingHeaders = []string{
 	"X-Debug-Token", "X-Debug-Token-Link",
 }
 
+// revealing holds revealingHeaders, to look a response's few headers up
+// in rather than look each of them up in the response.
+var revealing = func() map[string]bool {
+	m := make(map[string]bool, len(revealingHeaders))
+	for _, k := range revealingHeaders {
+		m[k] = true
+	}
+	return m
+}()
+
 // revealed returns the revealing headers h holds, masked, for a log line;
 // nil when it holds none.
 func revealed(h http.Header) map[string]string {
 	var out map[string]string
-	for _, k := range revealingHeaders {
-		if vs := h[k]; len(vs) > 0 {
+	for k, vs := range h {
+		if revealing[k] && len(vs) > 0 {
 			if out == nil {
 				out = make(map[string]string)
 			}
@@ -41,8 +51,10 @@ func revealed(h http.Header) map[string]string {
 
 // conceal drops the revealing headers from h.
 func conceal(h http.Header) {
-	for _, k := range revealingHeaders {
-		delete(h, k)
+	for k := range h {
+		if revealing[k] {
+			delete(h, k)
+		}
 	}
 }
 

@@ -160,7 +160,7 @@ func (p *Proxy) bodyWait(ex *exchange) time.Duration {
 // replaces them.
 func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, raw []byte, c *charge, why string) error {
 	if policy == rules.Passthrough {
-		res.Body = c.keepUntilClosed(io.NopCloser(bytes.NewReader(raw)))
+		res.Body = c.keepUntilClosed(newBytesBody(raw))
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
@@ -217,13 +217,16 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 			p.metrics.Rejected(ex.route.Name, en.Code, en.Field)
 		}
 	}
+	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
+		if up != nil {
+			conceal(up.Header)
+		}
+		return
+	}
 	var headers map[string]string
 	if up != nil {
 		headers = revealed(up.Header)
 		conceal(up.Header)
-	}
-	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
-		return
 	}
 	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
 	if e.Field != "" {
@@ -285,18 +288,30 @@ func clip(b []byte) string { return clipRedacted(b) }
 // replaceBody swaps the response body for a rewritten one and fixes its
 // framing: length, type, and no encoding or validators of the old body.
 func replaceBody(res *http.Response, body []byte, contentType string) {
-	res.Body = io.NopCloser(bytes.NewReader(body))
+	res.Body = newBytesBody(body)
 	res.ContentLength = int64(len(body))
 	res.TransferEncoding = nil
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
 	h["Content-Type"] = headerValue(contentType)
-	h.Set("Content-Length", itoa(len(body)))
+	h["Content-Length"] = []string{itoa(len(body))}
 	for _, k := range staleHeaders {
-		h.Del(k)
+		delete(h, k) // canonical already
 	}
 }
+
+// bytesBody is a body held in memory, in one allocation where
+// io.NopCloser(bytes.NewReader(b)) takes two.
+type bytesBody struct{ bytes.Reader }
+
+func newBytesBody(b []byte) *bytesBody {
+	r := new(bytesBody)
+	r.Reset(b)
+	return r
+}
+
+func (*bytesBody) Close() error { return nil }
 
 // headerValue returns the header value v, shared for the media types of
 // the bodies signpost writes: header values are never changed in place.
@@ -421,7 +436,7 @@ func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(head))
+	r.Body = newBytesBody(head)
 	r.ContentLength = int64(len(head))
 	r.TransferEncoding = nil
 	return head, nil
