@@ -233,6 +233,12 @@ type frontConn struct {
 	ctx callerContext
 	res frontResponse
 
+	// deadline is the read deadline in force; idleSet says it is one the
+	// idle wait set, and headerDeadline that the head being read has one.
+	deadline       time.Time
+	idleSet        bool
+	headerDeadline bool
+
 	// The watch: after watchAfter, a read on the idle connection notices
 	// a caller that leaves while its request is still served.
 	mu       sync.Mutex
@@ -303,11 +309,7 @@ func (c *frontConn) serve() {
 		if c.br.Buffered() == 0 && !first {
 			// Wait for the next request as an idle connection, which
 			// shutdown may close.
-			if s.idleTimeout > 0 {
-				_ = c.rwc.SetReadDeadline(time.Now().Add(s.idleTimeout))
-			} else {
-				_ = c.rwc.SetReadDeadline(time.Time{})
-			}
+			c.idleDeadline()
 			if !c.state.CompareAndSwap(connActive, connIdle) {
 				return
 			}
@@ -319,11 +321,6 @@ func (c *frontConn) serve() {
 				return
 			}
 		}
-		if s.readHeaderTimeout > 0 {
-			_ = c.rwc.SetReadDeadline(time.Now().Add(s.readHeaderTimeout))
-		} else if !first {
-			_ = c.rwc.SetReadDeadline(time.Time{})
-		}
 		req, n, err := c.readRequest()
 		if err != nil {
 			if errors.Is(err, errHandoff) {
@@ -334,6 +331,32 @@ func (c *frontConn) serve() {
 		if !c.serveRequest(req, n) {
 			return
 		}
+	}
+}
+
+// setReadDeadline sets the connection's read deadline to d, unless it is
+// d already: setting one costs a timer update.
+func (c *frontConn) setReadDeadline(d time.Time) {
+	if !d.Equal(c.deadline) {
+		c.deadline = d
+		_ = c.rwc.SetReadDeadline(d)
+	}
+	c.idleSet = false
+}
+
+// idleDeadline bounds the wait for the next request by the idle timeout.
+// The deadline set for an earlier wait is kept while three quarters of the
+// timeout remain, so that a busy connection seldom sets one.
+func (c *frontConn) idleDeadline() {
+	idle := c.s.idleTimeout
+	if idle <= 0 {
+		c.setReadDeadline(time.Time{})
+		return
+	}
+	now := time.Now()
+	if !c.idleSet || c.deadline.Sub(now) < idle*3/4 {
+		c.setReadDeadline(now.Add(idle))
+		c.idleSet = true
 	}
 }
 
@@ -371,6 +394,17 @@ func (c *frontConn) peekHead() ([]byte, error) {
 		}
 		if len(buf) == c.br.Size() {
 			return nil, errHandoff // larger than the buffer: net/http enforces the limit
+		}
+		if !c.headerDeadline {
+			// More of the head is to come: from here it must come within
+			// the header timeout. Most heads arrive whole, and never pay
+			// for setting it.
+			c.headerDeadline = true
+			if c.s.readHeaderTimeout > 0 {
+				c.setReadDeadline(time.Now().Add(c.s.readHeaderTimeout))
+			} else {
+				c.setReadDeadline(time.Time{})
+			}
 		}
 		if _, err := c.br.Peek(len(buf) + 1); err != nil {
 			var ne net.Error
@@ -520,10 +554,11 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	} else {
 		req.Body = http.NoBody
 	}
+	c.headerDeadline = false
 	if s.readTimeout > 0 {
-		_ = c.rwc.SetReadDeadline(time.Now().Add(s.readTimeout))
+		c.setReadDeadline(time.Now().Add(s.readTimeout))
 	} else if body != nil {
-		_ = c.rwc.SetReadDeadline(time.Time{})
+		c.setReadDeadline(time.Time{}) // a body streams as long as it takes
 	}
 	if s.writeTimeout > 0 {
 		_ = c.rwc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
@@ -638,7 +673,8 @@ func (c *frontConn) endWatch() {
 		c.mu.Lock()
 		c.stopping = false
 		c.mu.Unlock()
-		_ = c.rwc.SetReadDeadline(time.Time{})
+		c.deadline = aLongTimeAgo
+		c.setReadDeadline(time.Time{})
 	}
 }
 

@@ -531,3 +531,64 @@ func FuzzParseHead(f *testing.F) {
 		compareHeadParses(t, raw)
 	})
 }
+
+// TestFrontTimeouts checks that a connection idle past the idle timeout is
+// closed, and that a head started but not finished is closed at the header
+// timeout, on a connection's first request and on a later one.
+func TestFrontTimeouts(t *testing.T) {
+	const header, idle = 300 * time.Millisecond, 2 * time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFrontServer(&http.Server{Handler: http.HandlerFunc(frontHandler), ReadHeaderTimeout: header,
+		IdleTimeout: idle, ErrorLog: log.New(io.Discard, "", 0)})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	addr := ln.Addr().String()
+	request := "GET /small HTTP/1.1\r\nHost: a\r\n\r\n"
+
+	// closedAfter writes send, answered first by the answers to the whole
+	// requests in it, and reports how long the connection then took to close.
+	closedAfter := func(t *testing.T, send string, answers int) time.Duration {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		io.WriteString(c, send)
+		c.SetReadDeadline(time.Now().Add(3 * idle))
+		br := bufio.NewReader(c)
+		for range answers {
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			start = time.Now()
+		}
+		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+			t.Fatalf("read %v, want the connection closed", err)
+		}
+		return time.Since(start)
+	}
+	tests := []struct {
+		name     string
+		send     string
+		answers  int
+		min, max time.Duration
+	}{
+		{"idle after a request", request, 1, idle - 100*time.Millisecond, idle + time.Second},
+		{"first head unfinished", "GET /small HTTP/1.1\r\nHo", 0, header - 100*time.Millisecond, header + time.Second},
+		{"later head unfinished", request + "GET /small HT", 1, header - 100*time.Millisecond, header + time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if d := closedAfter(t, tt.send, tt.answers); d < tt.min || d > tt.max {
+				t.Errorf("closed after %v, want between %v and %v", d, tt.min, tt.max)
+			}
+		})
+	}
+}
