@@ -9,7 +9,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -447,10 +446,8 @@ func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Requ
 	if len(head) > maxHeaderBytes {
 		return nil, errHandoff
 	}
-	for i, b := range head {
-		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && head[i+1] != '\n' {
-			return nil, errHandoff
-		}
+	if !plainBytes(head) {
+		return nil, errHandoff
 	}
 	// One string holds the head; the target and every field are parts of
 	// it.
@@ -479,15 +476,11 @@ func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Requ
 	length := int64(0)
 	lengths := 0
 	for rest := s[eol+1:]; rest != ""; {
-		i := strings.IndexByte(rest, '\n')
-		field := rest[:i-1]
-		rest = rest[i+1:]
-		colon := strings.IndexByte(field, ':')
-		if colon <= 0 || !validFieldName(field[:colon]) {
+		k, v, tail, ok := cutField(rest)
+		if !ok {
 			return nil, errHandoff
 		}
-		k := textproto.CanonicalMIMEHeaderKey(field[:colon])
-		v := textproto.TrimString(field[colon+1:])
+		rest = tail
 		switch k {
 		case "Host":
 			host, hosts = v, hosts+1
@@ -500,13 +493,7 @@ func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Requ
 		case "Transfer-Encoding", "Expect", "Upgrade", "Http2-Settings", "Te", "Pragma":
 			return nil, errHandoff
 		}
-		values[0] = v
-		if vv := h[k]; vv == nil {
-			h[k] = values[:1:1]
-		} else {
-			h[k] = append(vv, v)
-		}
-		values = values[1:]
+		values = addValue(h, values, k, v)
 	}
 	if hosts != 1 || host == "" || !validHost(host) {
 		return nil, errHandoff

@@ -78,16 +78,7 @@ func (w *frontResponse) WriteHeader(code int) {
 		bw := w.c.writer()
 		writeStatus(bw, code)
 		w.snapshot()
-		bw.Write(w.lines)
-		for _, v := range w.contentType {
-			writeField(bw, "Content-Type", v)
-		}
-		for _, v := range w.connection {
-			writeField(bw, "Connection", v)
-		}
-		for _, v := range w.encoding {
-			writeField(bw, "Content-Encoding", v)
-		}
+		w.writeFields(bw, true)
 		bw.WriteString("\r\n")
 		if err := bw.Flush(); err != nil {
 			w.fail(err)
@@ -377,18 +368,7 @@ func (w *frontResponse) send(p []byte) {
 
 	bw := w.c.writer()
 	writeStatus(bw, w.status)
-	bw.Write(w.lines)
-	if !dropType {
-		for _, v := range w.contentType {
-			writeField(bw, "Content-Type", v)
-		}
-	}
-	for _, v := range w.connection {
-		writeField(bw, "Connection", v)
-	}
-	for _, v := range w.encoding {
-		writeField(bw, "Content-Encoding", v)
-	}
+	w.writeFields(bw, !dropType)
 	if w.haveCL && !dropLength {
 		writeField(bw, "Content-Length", w.clen)
 	}
@@ -412,6 +392,24 @@ func (w *frontResponse) send(p []byte) {
 	}
 	if _, err := bw.WriteString("\r\n"); err != nil {
 		w.fail(err)
+	}
+}
+
+// writeFields writes the header as snapshot took it: the lines, then the
+// Content-Type (when withType), Connection and Content-Encoding fields kept
+// apart.
+func (w *frontResponse) writeFields(bw *bufio.Writer, withType bool) {
+	bw.Write(w.lines)
+	if withType {
+		for _, v := range w.contentType {
+			writeField(bw, "Content-Type", v)
+		}
+	}
+	for _, v := range w.connection {
+		writeField(bw, "Connection", v)
+	}
+	for _, v := range w.encoding {
+		writeField(bw, "Content-Encoding", v)
 	}
 }
 

@@ -25,10 +25,8 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 		return nil, false
 	}
 	head := buf[:end-2] // through the CRLF of the last field
-	for i, b := range head {
-		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && head[i+1] != '\n' {
-			return nil, false
-		}
+	if !plainBytes(head) {
+		return nil, false
 	}
 	// HTTP/1.1 SP 3DIGIT [SP reason] CRLF
 	if len(head) < 14 || string(head[:9]) != "HTTP/1.1 " {
@@ -60,15 +58,11 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 	values := make([]string, n)
 	length := int64(-1)
 	for rest := s[line+1:]; rest != ""; {
-		i := strings.IndexByte(rest, '\n')
-		field := rest[:i-1]
-		rest = rest[i+1:]
-		colon := strings.IndexByte(field, ':')
-		if colon <= 0 || !validFieldName(field[:colon]) {
+		k, v, tail, ok := cutField(rest)
+		if !ok {
 			return nil, false
 		}
-		k := textproto.CanonicalMIMEHeaderKey(field[:colon])
-		v := textproto.TrimString(field[colon+1:])
+		rest = tail
 		switch k {
 		case "Transfer-Encoding", "Trailer", "Pragma":
 			return nil, false
@@ -88,16 +82,7 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 				continue // http.ReadResponse drops it, the framing said
 			}
 		}
-		values[0] = v
-		vv := h[k]
-		if vv == nil {
-			vv = values[:1:1]
-			values = values[1:]
-		} else {
-			vv = append(vv, v)
-			values = values[1:]
-		}
-		h[k] = vv
+		values = addValue(h, values, k, v)
 	}
 	if length < 0 {
 		return nil, false
@@ -111,6 +96,42 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 	}
 	_, _ = br.Discard(end)
 	return res, true
+}
+
+// plainBytes reports whether a head holds no control byte but tab and
+// CRLF line ends, as both head parsers require.
+func plainBytes(head []byte) bool {
+	for i, b := range head {
+		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && (i+1 == len(head) || head[i+1] != '\n') {
+			return false
+		}
+	}
+	return true
+}
+
+// cutField splits the first line off rest, a run of CRLF-ended field
+// lines: the field's canonical name and trimmed value, and the lines after
+// it. ok is false for a line that is not a well-formed field.
+func cutField(rest string) (k, v, tail string, ok bool) {
+	i := strings.IndexByte(rest, '\n')
+	field := rest[:i-1]
+	colon := strings.IndexByte(field, ':')
+	if colon <= 0 || !validFieldName(field[:colon]) {
+		return "", "", "", false
+	}
+	return textproto.CanonicalMIMEHeaderKey(field[:colon]), textproto.TrimString(field[colon+1:]), rest[i+1:], true
+}
+
+// addValue adds v to h[k], taking a first value's slice from values, one
+// backing array for the whole head; it returns what is left of values.
+func addValue(h http.Header, values []string, k, v string) []string {
+	values[0] = v
+	if vv := h[k]; vv == nil {
+		h[k] = values[:1:1]
+	} else {
+		h[k] = append(vv, v)
+	}
+	return values[1:]
 }
 
 // fixedBody is a response body of declared length: one that ends before

@@ -31,16 +31,22 @@ var overlapping = []struct{ name, method, path string }{
 	{"mixed", "GET", "/files/v{version}/list"},
 }
 
-// TestRouteIndexAgreesWithALinearWalk routes requests through the index
-// and through gorilla/mux trying every route in file order.
-func TestRouteIndexAgreesWithALinearWalk(t *testing.T) {
+// overlappingRoutes returns the index of the overlapping routes, and a
+// gorilla/mux router that tries them all in file order.
+func overlappingRoutes() (*routeIndex, *mux.Router) {
 	var routes []*rules.Route
 	linear := mux.NewRouter()
 	for _, r := range overlapping {
 		routes = append(routes, &rules.Route{Name: r.name, Method: r.method, Path: r.path})
 		linear.NewRoute().Name(r.name).Methods(r.method).Path(r.path)
 	}
-	ix := newRouteIndex(routes)
+	return newRouteIndex(routes), linear
+}
+
+// TestRouteIndexAgreesWithALinearWalk routes requests through the index
+// and through gorilla/mux trying every route in file order.
+func TestRouteIndexAgreesWithALinearWalk(t *testing.T) {
+	ix, linear := overlappingRoutes()
 	requests := []struct{ method, path, want string }{
 		{"GET", "/tickets/search", "search"},
 		{"GET", "/tickets/T-1", "ticket"},
@@ -155,13 +161,7 @@ func BenchmarkRuleFileSize(b *testing.B) {
 // trying every route in file order: both must pick the same route and
 // variables.
 func FuzzRouteIndex(f *testing.F) {
-	var routes []*rules.Route
-	linear := mux.NewRouter()
-	for _, r := range overlapping {
-		routes = append(routes, &rules.Route{Name: r.name, Method: r.method, Path: r.path})
-		linear.NewRoute().Name(r.name).Methods(r.method).Path(r.path)
-	}
-	ix := newRouteIndex(routes)
+	ix, linear := overlappingRoutes()
 	for _, p := range []string{"/tickets/T-1", "/tickets//x", "/a/b/c/d/e/f/g/h/i/z/k", "/", "/files/v1/list"} {
 		f.Add("GET", p)
 	}
