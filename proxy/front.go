@@ -114,7 +114,8 @@ func (s *frontServer) Serve(ln net.Listener) error {
 			return err
 		}
 		delay = 0
-		c := &frontConn{s: s, rwc: rwc}
+		c := &frontConn{s: s, rwc: rwc, accepted: time.Now()}
+		c.state.Store(connNew)
 		if !s.track(c) {
 			rwc.Close()
 			return http.ErrServerClosed
@@ -159,7 +160,8 @@ func (s *frontServer) closeIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if c.state.CompareAndSwap(connIdle, connClosed) {
+		if c.state.CompareAndSwap(connIdle, connClosed) ||
+			time.Since(c.accepted) > newConnGrace && c.state.CompareAndSwap(connNew, connClosed) {
 			c.rwc.Close()
 		}
 	}
@@ -206,7 +208,12 @@ const (
 	connIdle int32 = iota
 	connActive
 	connClosed
+	connNew // accepted, its first request not yet begun
 )
+
+// newConnGrace is how long shutdown lets a new connection that has sent no
+// request be, as net/http does, before it counts as idle.
+const newConnGrace = 5 * time.Second
 
 // watchAfter is how long a request runs before its connection is watched
 // for the caller leaving: a read that most requests, answered sooner, never
@@ -220,10 +227,11 @@ const maxDrainBytes = 256 << 10
 
 // frontConn is one agent connection served by the front.
 type frontConn struct {
-	s      *frontServer
-	rwc    net.Conn
-	remote string
-	state  atomic.Int32
+	s        *frontServer
+	rwc      net.Conn
+	remote   string
+	state    atomic.Int32
+	accepted time.Time
 
 	br *bufio.Reader // reads through in, which replays a byte the watch read
 	in connReader
@@ -246,6 +254,8 @@ type frontConn struct {
 	body     *frontBody    // the request's body, nil when it has none
 	watching chan struct{} // set while the watch reads; closed when it returns
 	stopping bool          // the watch's read is being cut short on purpose
+	// deadlineCleared says the watch cleared a read deadline that ran out.
+	deadlineCleared bool
 }
 
 // connReader reads the connection, first giving back the byte a watch read
@@ -303,7 +313,6 @@ func (c *frontConn) serve() {
 		}
 		s.forget(c)
 	}()
-	c.state.Store(connActive)
 	for first := true; ; first = false {
 		if c.br.Buffered() == 0 && !first {
 			// Wait for the next request as an idle connection, which
@@ -321,6 +330,9 @@ func (c *frontConn) serve() {
 			}
 		}
 		req, n, err := c.readRequest()
+		if first && !c.state.CompareAndSwap(connNew, connActive) {
+			return // closed by shutdown before its first request began
+		}
 		if err != nil {
 			if errors.Is(err, errHandoff) {
 				handedOff = c.handOff()
@@ -564,6 +576,13 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	s.handler.ServeHTTP(w, req)
 	c.timer.Stop()
 	c.endWatch()
+	if body != nil {
+		body.detach()
+	}
+	// What the request registered on the context dies with it: a context
+	// is done only once its connection ends, and must not gather the
+	// registrations of every request the connection carries.
+	c.ctx.forget()
 
 	w.finish()
 	if body != nil {
@@ -628,20 +647,28 @@ func (c *frontConn) watch() {
 	c.mu.Unlock()
 
 	var b [1]byte
-	n, err := c.rwc.Read(b[:])
-
-	c.mu.Lock()
-	if n == 1 {
-		c.in.hasByte, c.in.b = true, b[0]
-	} else if !c.stopping {
+	for {
+		n, err := c.rwc.Read(b[:])
+		c.mu.Lock()
 		var ne net.Error
-		if !(errors.As(err, &ne) && ne.Timeout()) {
+		if n == 0 && !c.stopping && errors.As(err, &ne) && ne.Timeout() {
+			// The deadline of the idle wait or of the head ran out while
+			// the request is served; the watch goes on without one.
+			_ = c.rwc.SetReadDeadline(time.Time{})
+			c.deadlineCleared = true
+			c.mu.Unlock()
+			continue
+		}
+		if n == 1 {
+			c.in.hasByte, c.in.b = true, b[0]
+		} else if !c.stopping {
 			c.ctx.cancel(context.Canceled)
 		}
+		c.watching = nil
+		close(done)
+		c.mu.Unlock()
+		return
 	}
-	c.watching = nil
-	close(done)
-	c.mu.Unlock()
 }
 
 // endWatch ends the watch of the request just served, cutting its read
@@ -653,6 +680,11 @@ func (c *frontConn) endWatch() {
 	if done != nil {
 		c.stopping = true
 		_ = c.rwc.SetReadDeadline(aLongTimeAgo)
+	}
+	if c.deadlineCleared {
+		c.deadlineCleared = false
+		c.deadline = time.Time{}
+		c.idleSet = false
 	}
 	c.mu.Unlock()
 	if done != nil {
@@ -668,16 +700,25 @@ func (c *frontConn) endWatch() {
 // frontBody is a request body of declared length, read from the
 // connection's buffer.
 type frontBody struct {
-	c      *frontConn
-	left   int64 // bytes not yet read; guarded by c.mu once the watch may run
+	c *frontConn
+	// mu serialises reads: a handler may hand the body to a goroutine of
+	// its own, as http.Transport's write loop, that reads on after it.
+	mu     sync.Mutex
+	left   int64 // bytes not yet read; also guarded by c.mu once the watch may run
 	closed bool  // closed by the handler or after it returned
 	err    error
 }
 
 func (b *frontBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
 		return 0, http.ErrBodyReadAfterClose
 	}
+	return b.readLocked(p)
+}
+
+func (b *frontBody) readLocked(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -704,27 +745,85 @@ func (b *frontBody) Read(p []byte) (int, error) {
 }
 
 func (b *frontBody) Close() error {
+	b.mu.Lock()
 	b.closed = true
+	b.mu.Unlock()
 	return nil
 }
 
+// detach waits for a read still in flight once the handler returned,
+// cutting it short if it waits on the caller, so that the connection is
+// the serve goroutine's alone again.
+func (b *frontBody) detach() {
+	if b.mu.TryLock() {
+		b.mu.Unlock()
+		return
+	}
+	_ = b.c.rwc.SetReadDeadline(aLongTimeAgo)
+	b.c.deadline = aLongTimeAgo // whatever is set next is set
+	b.mu.Lock()
+	if b.left > 0 && b.err == nil {
+		b.err = errors.New("the request body was read after its handler returned")
+	}
+	b.mu.Unlock()
+}
+
 // close ends the body once the handler returned.
-func (b *frontBody) close() { b.closed = true }
+func (b *frontBody) close() { _ = b.Close() }
+
+// What settle found of a request body as the answer's header goes out.
+const (
+	bodyDone     = iota // read to its end, or drained
+	bodyTooLarge        // too much left to drain: the connection must end
+	bodyLost            // closed early, broken, or being read elsewhere
+)
+
+// settle brings the body to its end as net/http does before an answer's
+// header goes out: it drains up to maxDrainBytes of what the handler left.
+// A body another goroutine is reading is left alone: where its stream
+// stands is unknown, and the connection must end after the answer.
+func (b *frontBody) settle() int {
+	if !b.mu.TryLock() {
+		return bodyLost
+	}
+	defer b.mu.Unlock()
+	switch {
+	case b.left == 0:
+		return bodyDone
+	case b.closed || b.err != nil:
+		return bodyLost
+	case b.left >= maxDrainBytes:
+		return bodyTooLarge
+	}
+	if !b.drainLocked() {
+		return bodyLost
+	}
+	return bodyDone
+}
 
 // drain reads what the handler left of the body, up to maxDrainBytes, and
 // reports whether the connection is positioned at the next request.
 func (b *frontBody) drain() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.left == 0 {
 		return true
 	}
 	if b.err != nil || b.left > maxDrainBytes {
 		return false
 	}
-	closed := b.closed
-	b.closed = false
-	_, err := io.Copy(io.Discard, b)
-	b.closed = closed
-	return err == nil && b.left == 0
+	return b.drainLocked()
+}
+
+func (b *frontBody) drainLocked() bool {
+	buf := smallBuffers.Get()
+	defer smallBuffers.Put(buf)
+	for b.left > 0 {
+		if _, err := b.readLocked(buf); err != nil && err != io.EOF {
+			return false
+		}
+	}
+	return true
 }
 
 // handoffListener is the queue of connections handed to the fallback
@@ -847,6 +946,15 @@ func (c *callerContext) clearSlot() bool {
 	ok := c.slot != nil
 	c.slot = nil
 	return ok
+}
+
+// forget drops the functions registered by the request just served; their
+// stop functions report false from then on.
+func (c *callerContext) forget() {
+	c.mu.Lock()
+	c.slot = nil
+	clear(c.funcs)
+	c.mu.Unlock()
 }
 
 func (c *callerContext) cancel(err error) {

@@ -37,6 +37,7 @@ type frontResponse struct {
 	contentLength int64 // declared or computed; -1 when unknown
 	written       int64
 	held          []byte
+	sample        []byte // the first bytes, held and new, to sniff
 	err           error
 	scratch       [20]byte // formats numbers without allocating
 
@@ -177,13 +178,17 @@ func (w *frontResponse) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	if !w.sent {
-		if w.contentLength == -1 && len(w.held)+len(p) <= heldBytes {
+		// Held until the framing or the sniffed type is known, as
+		// net/http holds the first 2 KiB.
+		if (w.contentLength == -1 || w.sniffs()) && len(w.held)+len(p) <= heldBytes {
 			w.held = append(w.held, p...)
 			return len(p), nil
 		}
 		first := p
 		if len(w.held) > 0 {
-			first = w.held
+			// The type is sniffed from the first bytes, held and new.
+			w.sample = append(append(w.sample[:0], w.held...), p[:min(len(p), max(0, sniffLen-len(w.held)))]...)
+			first = w.sample
 		}
 		w.send(first)
 		w.writeBody(w.held)
@@ -194,6 +199,14 @@ func (w *frontResponse) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	return len(p), nil
+}
+
+// sniffLen is how much of a body http.DetectContentType looks at.
+const sniffLen = 512
+
+// sniffs reports whether the response's type will be sniffed from its body.
+func (w *frontResponse) sniffs() bool {
+	return bodyAllowed(w.status) && !w.haveType && len(w.encoding) == 0 && w.te == ""
 }
 
 // Flush sends what is written so far to the caller.
@@ -232,7 +245,9 @@ func (w *frontResponse) finish() {
 		w.writeTrailers(bw)
 		bw.WriteString("\r\n")
 	}
-	if w.body != nil && !w.body.drain() {
+	if w.body != nil && !w.closeAfter && !w.body.drain() {
+		// A connection that ends anyway is not held up reading a body
+		// no one will use.
 		w.closeAfter = true
 	}
 	if !w.head && w.contentLength != -1 && bodyAllowed(w.status) && w.contentLength != w.written {
@@ -246,9 +261,8 @@ func (w *frontResponse) finish() {
 }
 
 func (w *frontResponse) writeTrailers(bw *bufio.Writer) {
-	if !w.trailers {
-		return
-	}
+	// Trailer-prefixed keys count whenever the handler set them, after
+	// the header went out as well, as with net/http.
 	var keys []string
 	for k := range w.header {
 		if strings.HasPrefix(k, http.TrailerPrefix) {
@@ -321,17 +335,14 @@ func (w *frontResponse) send(p []byte) {
 		w.closeAfter = true
 	}
 	if w.req.ContentLength != 0 && !w.closeAfter && w.body != nil {
-		switch b := w.body; {
-		case b.closed && b.left > 0:
-			w.closeAfter = true
-		case b.left >= maxDrainBytes:
+		switch w.body.settle() {
+		case bodyDone:
+		case bodyTooLarge:
 			w.closeAfter, w.bodyLeft = true, true
 			w.connection = nil
 			setConnection = "close"
 		default:
-			if !b.drain() {
-				w.closeAfter = true
-			}
+			w.closeAfter = true
 		}
 	}
 	dropType, dropLength, dropTE := false, false, false

@@ -9,6 +9,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,6 +105,15 @@ func frontHandler(w http.ResponseWriter, r *http.Request) {
 		w.Header()["X-Bad"] = []string{"a\r\nInjected: yes"}
 		w.Header()["Bad Name"] = []string{"dropped"}
 		io.WriteString(w, "ok")
+	case "/latetrailer":
+		w.Write([]byte(strings.Repeat("t", 5000)))
+		w.Header().Set(http.TrailerPrefix+"X-Sum", "abc")
+	case "/sniffsplit", "/sniffsplitlength":
+		if r.URL.Path == "/sniffsplitlength" {
+			w.Header().Set("Content-Length", "3006")
+		}
+		io.WriteString(w, "      ")
+		io.WriteString(w, "<html>"+strings.Repeat("x", 2994))
 	case "/abort":
 		io.WriteString(w, "partial")
 		w.(http.Flusher).Flush()
@@ -253,6 +264,10 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"body ignored, drained", "POST /ignore HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + get("/small"), "front front"},
 		{"large body ignored closes", "POST /ignore HTTP/1.1\r\nHost: a\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + big, "front"},
 		{"large body read", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + big + get("/small"), "front front"},
+		{"trailer set after the header went out", get("/latetrailer"), "front"},
+		{"type sniffed across writes", get("/sniffsplit"), "front"},
+		{"type sniffed across writes, length declared", get("/sniffsplitlength"), "front"},
+		{"caller closes, its body not sent", "POST /ignore HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: 10\r\n\r\n", "front"},
 		{"bad content length", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", ""},
 		{"two content lengths", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", ""},
 		{"HTTP/1.0", "GET /small HTTP/1.0\r\n\r\n", "net/http"},
@@ -590,5 +605,71 @@ func TestFrontTimeouts(t *testing.T) {
 				t.Errorf("closed after %v, want between %v and %v", d, tt.min, tt.max)
 			}
 		})
+	}
+}
+
+// TestFrontWatchOutlivesTheHeaderDeadline has a caller leave after its
+// request's header deadline passed: the handler must still see it go.
+func TestFrontWatchOutlivesTheHeaderDeadline(t *testing.T) {
+	cancelled := make(chan bool, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFrontServer(&http.Server{ReadHeaderTimeout: 200 * time.Millisecond, IdleTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+				cancelled <- true
+			case <-time.After(3 * time.Second):
+				cancelled <- false
+			}
+		})})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET /wait HTTP/1.1\r\nHost: a\r\n")
+	time.Sleep(50 * time.Millisecond) // the head arrives in two parts: a header deadline is set
+	io.WriteString(c, "\r\n")
+	time.Sleep(600 * time.Millisecond)
+	c.Close()
+	if !<-cancelled {
+		t.Error("the caller left after the header deadline and the handler never saw it")
+	}
+}
+
+// TestFrontBodyReadByAnotherGoroutine puts httputil.ReverseProxy, whose
+// Transport reads the request body on a goroutine of its own, in front of
+// an upstream that answers before the body is sent: the answer must come,
+// and the body's reads must not race the front's (run with -race).
+func TestFrontBodyReadByAnotherGoroutine(t *testing.T) {
+	up := startNetHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "early")
+	}))
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up})
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	front, _ := startFront(t, rp)
+	c, err := net.Dial("tcp", front)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\n0123456789")
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer while the body is still being read: %v", err)
+	}
+	if b, _ := io.ReadAll(res.Body); string(b) != "early" || !res.Close {
+		t.Errorf("answer %q, close %v; want early, and the connection closed after it", b, res.Close)
+	}
+	io.WriteString(c, "abcdefghij")
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the answer: %v, want the connection closed", err)
 	}
 }
