@@ -44,9 +44,9 @@ type frontServer struct {
 	conns     map[*frontConn]struct{}
 }
 
-// newFrontServer returns a front for h, configured from srv: its handler,
+// newFrontServer returns a front configured from srv: its handler,
 // timeouts, header limit and error log. srv itself serves the connections
-// handed off.
+// the front hands off.
 func newFrontServer(srv *http.Server) *frontServer {
 	s := &frontServer{
 		handler:           srv.Handler,
