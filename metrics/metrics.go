@@ -31,6 +31,14 @@ type Metrics struct {
 	budgetSize      prometheus.Gauge
 	budgetInUse     prometheus.Gauge
 	budgetExhausted prometheus.Counter
+
+	// The series every request or rewrite touches, found without hashing.
+	rejectionSeries series[prometheus.Counter]
+	tokenSeries     series[prometheus.Observer]
+	durationSeries  series[prometheus.Observer]
+	findRejection   func(labels) prometheus.Counter
+	findTokens      func(labels) prometheus.Observer
+	findDuration    func(labels) prometheus.Observer
 }
 
 // Outcomes of a request, for signpost_request_duration_seconds.
@@ -113,12 +121,15 @@ func New(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted,
 		m.recovery, m.unrecovered, m.duration, m.reloads, m.lastReload, m.limited,
 		m.budgetSize, m.budgetInUse, m.budgetExhausted)
+	m.findRejection = counterOf(m.rejections, 3)
+	m.findTokens = observerOf(m.bodyTokens, 1)
+	m.findDuration = observerOf(m.duration, 2)
 	return m
 }
 
 // Rejected counts an upstream error rewritten under code; field may be empty.
 func (m *Metrics) Rejected(route, code, field string) {
-	m.rejections.WithLabelValues(route, code, field).Inc()
+	m.rejectionSeries.get(labels{route, code, field}, m.findRejection).Inc()
 }
 
 // Unmatched counts an upstream error no rule matched.
@@ -149,7 +160,7 @@ func statusLabel(s int) string {
 
 // BodyTokens observes the token count of one error body written on route.
 func (m *Metrics) BodyTokens(route string, tokens int) {
-	m.bodyTokens.WithLabelValues(route).Observe(float64(tokens))
+	m.tokenSeries.get(labels{a: route}, m.findTokens).Observe(float64(tokens))
 }
 
 // Uncounted counts an error body left uncounted.
@@ -166,7 +177,7 @@ func (m *Metrics) Unrecovered(route, code string) { m.unrecovered.WithLabelValue
 
 // Duration observes one request's time to response headers.
 func (m *Metrics) Duration(route, outcome string, seconds float64) {
-	m.duration.WithLabelValues(route, outcome).Observe(seconds)
+	m.durationSeries.get(labels{a: route, b: outcome}, m.findDuration).Observe(seconds)
 }
 
 // Reloaded counts a reload of the rules; at is when a successful one took

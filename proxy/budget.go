@@ -153,6 +153,9 @@ func (b *Budget) room(n int64) bool {
 	if b.lent+n > b.size {
 		return false
 	}
+	if b.lent+b.kept+n <= b.size {
+		return true
+	}
 	for size, list := range b.free {
 		if b.lent+b.kept+n <= b.size {
 			break
@@ -220,6 +223,7 @@ var errNoBudget = errors.New("the buffer budget is spent")
 type charge struct {
 	budget *Budget
 	bufs   [][]byte
+	first  [2][]byte // bufs' storage for the usual one or two
 	bytes  int64
 	once   sync.Once
 	// kept is set when a body still reads the buffers once the exchange's
@@ -235,6 +239,9 @@ func (c *charge) buffer(n int64) []byte {
 	}
 	buf := c.budget.buffer(n)
 	if buf != nil {
+		if c.bufs == nil {
+			c.bufs = c.first[:0]
+		}
 		c.bufs = append(c.bufs, buf)
 	}
 	return buf

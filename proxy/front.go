@@ -556,8 +556,10 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	c.headerDeadline = false
 	if s.readTimeout > 0 {
 		c.setReadDeadline(time.Now().Add(s.readTimeout))
-	} else if body != nil {
-		c.setReadDeadline(time.Time{}) // a body streams as long as it takes
+	} else if body != nil && int64(c.br.Buffered()) < req.ContentLength {
+		// A body streams as long as it takes. One read with its head
+		// never waits on the connection, and keeps the idle deadline.
+		c.setReadDeadline(time.Time{})
 	}
 	if s.writeTimeout > 0 {
 		_ = c.rwc.SetWriteDeadline(time.Now().Add(s.writeTimeout))

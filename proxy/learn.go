@@ -67,24 +67,12 @@ func newLearner(cfg rules.Learn, log *slog.Logger) *learner {
 
 // rejected notes the values of the enum fields at fault in e.
 func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
-	names := []string{e.Field}
+	var buf [4]fieldValue
+	noted := noteRejected(buf[:0], route, req, e.Field)
 	for _, en := range e.Errors {
-		names = append(names, en.Field)
+		noted = noteRejected(noted, route, req, en.Field)
 	}
-	var noted map[string]string
-	for _, name := range names {
-		f := route.Field(name)
-		if f == nil || f.Enum == nil {
-			continue
-		}
-		if v := req.Value(f); v.Type == gjson.String && v.Str != "" && len(v.Str) <= maxAliasLength && !f.Permits(v.Str) {
-			if noted == nil {
-				noted = map[string]string{}
-			}
-			noted[f.Name] = v.Str
-		}
-	}
-	if noted == nil {
+	if len(noted) == 0 {
 		return
 	}
 	l.mu.Lock()
@@ -96,7 +84,31 @@ func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, 
 	if c.pending == nil {
 		c.pending = map[string]map[string]string{}
 	}
-	c.pending[route.Name] = noted
+	// The route's last rejection is replaced, in the map it was kept in.
+	m := c.pending[route.Name]
+	if m == nil {
+		m = make(map[string]string, len(noted))
+		c.pending[route.Name] = m
+	}
+	clear(m)
+	for _, n := range noted {
+		m[n.field] = n.value
+	}
+}
+
+type fieldValue struct{ field, value string }
+
+// noteRejected appends the value sent for field name when it is a string
+// its enum does not permit, a candidate alias.
+func noteRejected(noted []fieldValue, route *rules.Route, req *rewrite.Request, name string) []fieldValue {
+	f := route.Field(name)
+	if f == nil || f.Enum == nil {
+		return noted
+	}
+	if v := req.Value(f); v.Type == gjson.String && v.Str != "" && len(v.Str) <= maxAliasLength && !f.Permits(v.Str) {
+		return append(noted, fieldValue{f.Name, v.Str})
+	}
+	return noted
 }
 
 // succeeded turns the caller's pending rejections on route into

@@ -201,6 +201,17 @@ type exchange struct {
 	outcome string    // for metrics: one of the metrics.Outcome constants
 	status  int       // the status answered, for the access log
 	start   time.Time // when the request arrived
+	// callerBody holds the request body once read, in the exchange's
+	// allocation.
+	callerBody bytesBody
+}
+
+// examination is what examining one upstream error takes, in one
+// allocation.
+type examination struct {
+	upstream rewrite.Upstream
+	body     rules.Body
+	charge   charge
 }
 
 type exchangeKey struct{}
@@ -230,7 +241,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.req.Header = r.Header
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
 			limit := p.cfg.Limits.RequestBody
-			body, err := bufferRequest(r, limit)
+			body, err := bufferRequest(r, limit, &ex.callerBody)
 			switch {
 			case errors.Is(err, errTooLarge):
 				p.limited(w, ex, "request_body", rewrite.TooLarge(limit))

@@ -50,12 +50,14 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		name, policy = route.Name, route.Unmatched
 	}
 	concerned := route != nil && route.Concerns(status)
-	up := &rewrite.Upstream{Status: status, Header: res.Header}
+	x := new(examination)
+	up := &x.upstream
+	*up = rewrite.Upstream{Status: status, Header: res.Header}
 	if !concerned && policy == rules.Passthrough {
 		p.unmatched(ex, name, up, "passed through")
 		return nil
 	}
-	decode, decodable := decoderFor(res.Header.Get("Content-Encoding"))
+	decode, decodable := decoderFor(firstValue(res.Header["Content-Encoding"]))
 	limit := p.cfg.Limits.ErrorBody
 	switch {
 	case isEventStream(res.Header):
@@ -74,7 +76,8 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	}
 	// The buffers are charged to the process-wide budget, and given back
 	// when this returns, or when the body that still reads them is closed.
-	c := &charge{budget: p.budget}
+	c := &x.charge
+	c.budget = p.budget
 	defer c.end()
 	raw, err := readCharged(res.Body, limit, res.ContentLength, c)
 	if stall != nil {
@@ -128,7 +131,8 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			return p.settle(res, ex, name, up, policy, raw, c, what)
 		}
 	}
-	up.Body = &rules.Body{Raw: body}
+	x.body = rules.Body{Raw: body}
+	up.Body = &x.body
 	if concerned {
 		if rule := route.MatchError(status, up.Body); rule != nil {
 			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
@@ -193,7 +197,8 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error) {
 		ex.outcome = metrics.OutcomeWrapped
 	}
 	body, ctype := p.render(ex, e)
-	replaceBody(res, body, ctype)
+	answer := newBytesBody(body)
+	replaceBody(res, answer, len(body), ctype)
 }
 
 // maxLoggedBody bounds the upstream body a log line carries.
@@ -285,19 +290,22 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 // masked, marked when cut.
 func clip(b []byte) string { return clipRedacted(b) }
 
-// replaceBody swaps the response body for a rewritten one and fixes its
-// framing: length, type, and no encoding or validators of the old body.
-func replaceBody(res *http.Response, body []byte, contentType string) {
-	res.Body = newBytesBody(body)
-	res.ContentLength = int64(len(body))
+// replaceBody swaps the response body for a rewritten one of size bytes
+// and fixes its framing: length, type, and no encoding or validators of the
+// old body.
+func replaceBody(res *http.Response, body io.ReadCloser, size int, contentType string) {
+	res.Body = body
+	res.ContentLength = int64(size)
 	res.TransferEncoding = nil
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
 	h["Content-Type"] = headerValue(contentType)
-	h["Content-Length"] = []string{itoa(len(body))}
-	for _, k := range staleHeaders {
-		delete(h, k) // canonical already
+	h["Content-Length"] = []string{itoa(size)}
+	for k := range h {
+		if stale(k) {
+			delete(h, k)
+		}
 	}
 }
 
@@ -312,6 +320,15 @@ func newBytesBody(b []byte) *bytesBody {
 }
 
 func (*bytesBody) Close() error { return nil }
+
+// firstValue is vs' first value, or "": http.Header.Get for a key known
+// to be canonical, without canonicalizing it again.
+func firstValue(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
 
 // headerValue returns the header value v, shared for the media types of
 // the bodies signpost writes: header values are never changed in place.
@@ -330,9 +347,17 @@ var (
 	problemType = []string{rewrite.ProblemContentType}
 )
 
-// staleHeaders describe the body a rewrite replaces, so they go with it.
-var staleHeaders = []string{"Content-Encoding", "Content-Md5", "Content-Range", "Content-Digest",
-	"Repr-Digest", "Digest", "Etag", "Last-Modified", "Trailer"}
+// stale reports whether header k describes the body a rewrite replaces,
+// and so goes with it. An answer has a few headers: walking them costs
+// less than deleting each of these by name.
+func stale(k string) bool {
+	switch k {
+	case "Content-Encoding", "Content-Md5", "Content-Range", "Content-Digest",
+		"Repr-Digest", "Digest", "Etag", "Last-Modified", "Trailer":
+		return true
+	}
+	return false
+}
 
 func (p *Proxy) oversized(route string) {
 	if p.metrics != nil {
@@ -344,7 +369,7 @@ func (p *Proxy) oversized(route string) {
 // media type is compared, without parsing parameters: this runs on every
 // response.
 func isEventStream(h http.Header) bool {
-	mt, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	mt, _, _ := strings.Cut(firstValue(h["Content-Type"]), ";")
 	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 
@@ -414,7 +439,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // bufferRequest reads a request body up to limit so that its fields can be
 // checked and echoed, and gives the proxy an identical body to forward. A
 // body over the limit yields errTooLarge, unread past the limit.
-func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
+func bufferRequest(r *http.Request, limit int64, held *bytesBody) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errTooLarge
 	}
@@ -436,7 +461,8 @@ func bufferRequest(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	r.Body.Close()
-	r.Body = newBytesBody(head)
+	held.Reset(head)
+	r.Body = held
 	r.ContentLength = int64(len(head))
 	r.TransferEncoding = nil
 	return head, nil

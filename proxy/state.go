@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/textproto"
 	"sync"
 
 	"github.com/signpost-proxy/signpost/metrics"
@@ -14,7 +15,7 @@ import (
 // recoveries under way, and the worker counting body tokens. Serve makes
 // one and hands it to every Proxy it builds.
 type State struct {
-	callerHeader string
+	callerHeader string // canonical, to index the header map directly
 	learner      *learner
 	recovery     *recovery
 	tokens       *tokenCounter
@@ -28,7 +29,7 @@ func NewState(learn rules.Learn, m *metrics.Metrics, log *slog.Logger) *State {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &State{callerHeader: learn.CallerHeader, metrics: m, learner: newLearner(learn, log)}
+	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(learn.CallerHeader), metrics: m, learner: newLearner(learn, log)}
 	if m != nil {
 		s.tokens = newTokenCounter(m)
 		s.recovery = newRecovery(learn, m)
@@ -52,8 +53,10 @@ func (s *State) Close() {
 // caller identifies who sent a request: the configured header, else the
 // client address. Alias learning and recovery tracking share it.
 func (s *State) caller(h http.Header, remoteAddr string) string {
-	if v := h.Get(s.callerHeader); s.callerHeader != "" && v != "" && len(v) <= 128 {
-		return "h:" + v
+	if s.callerHeader != "" {
+		if v := firstValue(h[s.callerHeader]); v != "" && len(v) <= 128 {
+			return "h:" + v
+		}
 	}
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {

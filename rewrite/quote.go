@@ -35,6 +35,17 @@ func quote(dst []byte, s string, max int, markup bool) []byte {
 			dst = append(dst, " chars]"...)
 			break
 		}
+		if plain[s[i]] && !(markup && (s[i] == '<' || s[i] == '>')) {
+			// A run of printable ASCII needing no escape is copied whole.
+			j := i + 1
+			for j < len(s) && plain[s[j]] && !(markup && (s[j] == '<' || s[j] == '>')) && (max < 0 || n+j-i < max) {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			n += j - i
+			i = j
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		n++
@@ -86,6 +97,15 @@ func appendEscape(dst []byte, r rune) []byte {
 }
 
 const hex = "0123456789abcdef"
+
+// plain marks the bytes quote copies as they are: printable ASCII other
+// than the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
 
 // appendValue appends a request value as JSON, keeping its JSON type: a
 // string stays a string (cut to max characters), a number a number. A

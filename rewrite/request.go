@@ -25,6 +25,15 @@ type Request struct {
 	bodyChecked, bodyJSON bool
 	// text is Body as a string, made once for every field read from it.
 	text string
+	// read keeps the body values found, for the fields a rewrite reads
+	// more than once (matching, batching, learning).
+	read  [2]bodyValue
+	nRead int
+}
+
+type bodyValue struct {
+	f *rules.Field
+	v gjson.Result
 }
 
 // Value returns field f's value in the request: the JSON value as sent for
@@ -38,9 +47,20 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 				r.text = string(r.Body)
 			}
 		}
-		if r.bodyJSON {
-			return lastValue(r.text, f.Key)
+		if !r.bodyJSON {
+			break
 		}
+		for _, b := range r.read[:r.nRead] {
+			if b.f == f {
+				return b.v
+			}
+		}
+		v := lastValue(r.text, f.Key)
+		if r.nRead < len(r.read) {
+			r.read[r.nRead] = bodyValue{f, v}
+			r.nRead++
+		}
+		return v
 	case rules.InQuery:
 		if r.Query == nil {
 			r.Query, _ = url.ParseQuery(r.RawQuery)

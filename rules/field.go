@@ -262,6 +262,33 @@ func (f *Field) Permits(s string) bool {
 // AliasFor returns the permitted value an alias stands for, matched
 // without regard to case.
 func (f *Field) AliasFor(s string) (string, bool) {
+	if len(f.aliasesFolded) == 0 {
+		return "", false
+	}
+	var buf [64]byte
+	if lower, ok := asciiLower(buf[:0], s); ok {
+		v, ok := f.aliasesFolded[string(lower)] // looked up without a copy
+		return v, ok
+	}
 	v, ok := f.aliasesFolded[strings.ToLower(s)]
 	return v, ok
+}
+
+// asciiLower appends s in lower case to dst when s is ASCII and fits in
+// dst's capacity, so that the usual short value is folded on the stack.
+func asciiLower(dst []byte, s string) ([]byte, bool) {
+	if len(s) > cap(dst) {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return nil, false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
 }

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -266,6 +267,40 @@ func TestText(t *testing.T) {
 		v := rules.Text(s)
 		if v.Type != gjson.String || v.Str != s || v.String() != s || !gjson.Valid(v.Raw) || gjson.Parse(v.Raw).Str != s {
 			t.Errorf("Text(%q) = %+v", s, v)
+		}
+	}
+}
+
+// TestAliasFor looks aliases up without regard to case, on the short ASCII
+// values folded in place and on the rest.
+func TestAliasFor(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	cfg, err := rules.Parse("aliases.yaml", []byte(`upstream: http://127.0.0.1:9
+routes:
+  paint:
+    method: POST
+    path: /paint
+    fields:
+      colour:
+        enum: [red, green, blue]
+        aliases: {Rouge: red, grün: green, `+long+`: blue}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := cfg.Routes[0].Field("colour")
+	for _, tc := range []struct{ in, want string }{
+		{"rouge", "red"},
+		{"ROUGE", "red"},
+		{"GRÜN", "green"},
+		{strings.ToUpper(long), "blue"},
+		{"red", ""},
+		{"roug", ""},
+		{"", ""},
+	} {
+		got, ok := f.AliasFor(tc.in)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("AliasFor(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
 		}
 	}
 }
