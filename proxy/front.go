@@ -236,6 +236,7 @@ type frontConn struct {
 	br *bufio.Reader // reads through in, which replays a byte the watch read
 	in connReader
 	bw *bufio.Writer
+	io net.Conn // rwc, read and written with raw system calls where it can be
 
 	ctx callerContext
 	res frontResponse
@@ -281,7 +282,8 @@ var errHandoff = errors.New("handed off")
 func (c *frontConn) serve() {
 	s := c.s
 	c.remote = c.rwc.RemoteAddr().String()
-	c.in.c = c.rwc
+	c.io = nonblocking(c.rwc)
+	c.in.c = c.io
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(&c.in)
 	c.ctx.init()
@@ -629,7 +631,7 @@ func (c *frontConn) releaseWriter() {
 func (c *frontConn) writer() *bufio.Writer {
 	if c.bw == nil {
 		c.bw = writerPool.Get().(*bufio.Writer)
-		c.bw.Reset(c.rwc)
+		c.bw.Reset(c.io)
 	}
 	return c.bw
 }

@@ -106,7 +106,7 @@ func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{Conn: nc, addr: addr, quiet: true}, nil
+	return &upConn{Conn: nonblocking(nc), addr: addr, quiet: true}, nil
 }
 
 func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
