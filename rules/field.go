@@ -114,7 +114,18 @@ func isBoolean(s string) bool { return s == "true" || s == "false" }
 // Text makes a request value that arrived as text (a query parameter, path
 // variable or header) checkable like a JSON one.
 func Text(s string) gjson.Result {
-	return gjson.Result{Type: gjson.String, Str: s, Raw: strconv.Quote(s)}
+	return gjson.Result{Type: gjson.String, Str: s, Raw: quoteText(s)}
+}
+
+// quoteText is strconv.Quote, without its code point by code point walk
+// for the usual value: printable ASCII with nothing to escape.
+func quoteText(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.Quote(s)
+		}
+	}
+	return `"` + s + `"`
 }
 
 // Check reports whether v, the field's value as the request carried it,

@@ -263,7 +263,7 @@ func TestFormats(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
-	for _, s := range []string{"", "open", `a"b`, "日本", "\n"} {
+	for _, s := range []string{"", "open", "T-8841 ~ok", `a"b`, `a\b`, "日本", "\n"} {
 		v := rules.Text(s)
 		if v.Type != gjson.String || v.Str != s || v.String() != s || !gjson.Valid(v.Raw) || gjson.Parse(v.Raw).Str != s {
 			t.Errorf("Text(%q) = %+v", s, v)
