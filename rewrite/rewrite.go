@@ -247,17 +247,14 @@ func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Requ
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
 		return e
 	}
-	faults := Validate(route, req, lim.Received)
-	at := -1
-	for i, fault := range faults {
-		if fault.Field == e.Field {
-			at = i
-		}
+	if f := rule.Field; f.Check(req.Value(f)) {
+		return e // well formed: an existence or business error
 	}
-	if at < 0 || len(faults) == 1 {
+	own := Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
+	faults := validate(route, req, lim.Received, &own)
+	if len(faults) == 1 {
 		return e
 	}
-	faults[at] = Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
 	return Batch(up.Status, faults, lim.Errors)
 }
 

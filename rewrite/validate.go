@@ -14,8 +14,18 @@ const DefaultMaxErrors = 10
 // returns one entry per field whose value breaks its constraint, in declared
 // order. It judges only the arguments' shape, never whether a record exists.
 func Validate(route *rules.Route, req *Request, maxReceived int) []Entry {
+	return validate(route, req, maxReceived, nil)
+}
+
+// validate is Validate, with known standing for the fault of the field it
+// names, found already.
+func validate(route *rules.Route, req *Request, maxReceived int, known *Entry) []Entry {
 	var out []Entry
 	for _, f := range route.Fields {
+		if known != nil && f.Name == known.Field {
+			out = append(out, *known)
+			continue
+		}
 		v := req.Value(f)
 		if f.Check(v) {
 			continue

@@ -59,6 +59,18 @@ type Body struct {
 	Raw     []byte
 	checked bool
 	valid   bool
+	// The last member looked up, for the rules after the first that read
+	// the same one (most read "error").
+	path  string
+	value gjson.Result
+}
+
+// get returns the value at a gjson path in the body, which must be JSON.
+func (b *Body) get(path string) gjson.Result {
+	if path != b.path || b.path == "" {
+		b.path, b.value = path, gjson.GetBytes(b.Raw, path)
+	}
+	return b.value
 }
 
 func (b *Body) isJSON() bool {
@@ -95,7 +107,7 @@ func (m *Match) matches(status int, body *Body) bool {
 	if !body.isJSON() {
 		return false
 	}
-	v := gjson.GetBytes(body.Raw, m.JSON)
+	v := body.get(m.JSON)
 	if !v.Exists() {
 		return false
 	}
@@ -121,7 +133,7 @@ func (e *ErrorRule) Captured(body *Body) (string, bool) {
 		return capture(re, body.Raw)
 	}
 	if re := e.Match.Regex; re != nil && re.SubexpIndex(CaptureGroup) >= 0 && body.isJSON() {
-		return capture(re, []byte(gjson.GetBytes(body.Raw, e.Match.JSON).String()))
+		return capture(re, []byte(body.get(e.Match.JSON).String()))
 	}
 	return "", false
 }
@@ -171,7 +183,7 @@ func (m *Match) Why(status int, body *Body) string {
 	if !body.isJSON() {
 		return "the body is not JSON, and the rule reads json " + strconv.Quote(m.JSON)
 	}
-	v := gjson.GetBytes(body.Raw, m.JSON)
+	v := body.get(m.JSON)
 	if !v.Exists() {
 		return fmt.Sprintf("the body has no value at json %q", m.JSON)
 	}
