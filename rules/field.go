@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"math"
 	"net/mail"
 	"strconv"
@@ -117,12 +118,14 @@ func Text(s string) gjson.Result {
 	return gjson.Result{Type: gjson.String, Str: s, Raw: quoteText(s)}
 }
 
-// quoteText is strconv.Quote, without its code point by code point walk
-// for the usual value: printable ASCII with nothing to escape.
+// quoteText returns s as a JSON string: directly for the usual value,
+// printable ASCII with nothing to escape, else through encoding/json
+// (strconv.Quote's \x escapes are not JSON).
 func quoteText(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return strconv.Quote(s)
+			b, _ := json.Marshal(s)
+			return string(b)
 		}
 	}
 	return `"` + s + `"`

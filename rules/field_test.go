@@ -263,11 +263,15 @@ func TestFormats(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
-	for _, s := range []string{"", "open", "T-8841 ~ok", `a"b`, `a\b`, "日本", "\n"} {
+	for _, s := range []string{"", "open", "T-8841 ~ok", `a"b`, `a\b`, "日本", "\n", "\x01", "\x7f", "<b>"} {
 		v := rules.Text(s)
 		if v.Type != gjson.String || v.Str != s || v.String() != s || !gjson.Valid(v.Raw) || gjson.Parse(v.Raw).Str != s {
 			t.Errorf("Text(%q) = %+v", s, v)
 		}
+	}
+	// Bytes that are not UTF-8 keep their text; the JSON stays valid.
+	if v := rules.Text("a\xffb"); v.Str != "a\xffb" || !gjson.Valid(v.Raw) {
+		t.Errorf("Text(%q) = %+v", "a\xffb", v)
 	}
 }
 
