@@ -247,8 +247,8 @@ func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Requ
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
 		return e
 	}
-	if f := rule.Field; f.Check(req.Value(f)) {
-		return e // well formed: an existence or business error
+	if f := rule.Field; f.Check(req.Value(f)) || !anyOtherFault(route, req, f) {
+		return e // well formed (an existence or business error), or alone at fault
 	}
 	own := Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
 	faults := validate(route, req, lim.Received, &own)
@@ -256,6 +256,17 @@ func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Requ
 		return e
 	}
 	return Batch(up.Status, faults, lim.Errors)
+}
+
+// anyOtherFault reports whether a declared field other than f breaks its
+// constraint, before any entry is built for the batch.
+func anyOtherFault(route *rules.Route, req *Request, f *rules.Field) bool {
+	for _, g := range route.Fields {
+		if g.Name != f.Name && !g.Check(req.Value(g)) {
+			return true
+		}
+	}
+	return false
 }
 
 // callFrom fills a call's arguments from the failed request; an argument
