@@ -16,12 +16,8 @@ import (
 // than the call on a busy proxy. A call that would block parks the
 // goroutine on the poller, deadlines included, as net.Conn's own does.
 func nonblocking(c net.Conn) net.Conn {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return c
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := rawConnOf(c)
+	if rc == nil {
 		return c
 	}
 	n := &nonblockingConn{Conn: c, rc: rc}

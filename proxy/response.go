@@ -50,9 +50,8 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		name, policy = route.Name, route.Unmatched
 	}
 	concerned := route != nil && route.Concerns(status)
-	x := new(examination)
+	x := &examination{upstream: rewrite.Upstream{Status: status, Header: res.Header}}
 	up := &x.upstream
-	*up = rewrite.Upstream{Status: status, Header: res.Header}
 	if !concerned && policy == rules.Passthrough {
 		p.unmatched(ex, name, up, "passed through")
 		return nil
@@ -197,8 +196,7 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error) {
 		ex.outcome = metrics.OutcomeWrapped
 	}
 	body, ctype := p.render(ex, e)
-	answer := newBytesBody(body)
-	replaceBody(res, answer, len(body), ctype)
+	replaceBody(res, body, ctype)
 }
 
 // maxLoggedBody bounds the upstream body a log line carries.
@@ -290,18 +288,17 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 // masked, marked when cut.
 func clip(b []byte) string { return clipRedacted(b) }
 
-// replaceBody swaps the response body for a rewritten one of size bytes
-// and fixes its framing: length, type, and no encoding or validators of the
-// old body.
-func replaceBody(res *http.Response, body io.ReadCloser, size int, contentType string) {
-	res.Body = body
-	res.ContentLength = int64(size)
+// replaceBody swaps the response body for a rewritten one and fixes its
+// framing: length, type, and no encoding or validators of the old body.
+func replaceBody(res *http.Response, body []byte, contentType string) {
+	res.Body = newBytesBody(body)
+	res.ContentLength = int64(len(body))
 	res.TransferEncoding = nil
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
 	h["Content-Type"] = headerValue(contentType)
-	h["Content-Length"] = []string{itoa(size)}
+	h["Content-Length"] = []string{itoa(len(body))}
 	for k := range h {
 		if stale(k) {
 			delete(h, k)

@@ -81,11 +81,22 @@ func afterFunc(ctx context.Context, f func()) (stop func() bool) {
 // none.
 func (c *upConn) raw() syscall.RawConn {
 	if c.rc == nil {
-		if sc, ok := c.Conn.(syscall.Conn); ok {
-			c.rc, _ = sc.SyscallConn()
-		}
+		c.rc = rawConnOf(c.Conn)
 	}
 	return c.rc
+}
+
+// rawConnOf returns c's raw descriptor access, or nil when it has none.
+func rawConnOf(c net.Conn) syscall.RawConn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
 
 var (
