@@ -47,6 +47,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	upstream := res.Body
 	defer upstream.Close()
 	_ = p.modify(res, ex)
+	if x := ex.examined; x != nil {
+		// Deferred first, so run last: after the body is sent and closed.
+		defer recycle(x)
+	}
 	if res.Body != upstream {
 		defer res.Body.Close()
 	}

@@ -560,3 +560,61 @@ func TestDirectPathBoundsSmallBodiesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectPathRecyclesRewrittenBodies has callers at once get rewritten
+// errors of lengths that vary from one to the next, on the direct path,
+// which writes each into a buffer kept for the next. Each must read as the
+// general path, which keeps nothing, writes it.
+func TestDirectPathRecyclesRewrittenBodies(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":"Invalid status"}`)
+	}))
+	t.Cleanup(up.Close)
+	direct, general := proxyPair(t, up.URL)
+	patch := func(base, status string) (string, error) {
+		body, _ := json.Marshal(map[string]string{"status": status})
+		req, _ := http.NewRequest("PATCH", base+"/tickets/T-1", bytes.NewReader(body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer res.Body.Close()
+		got, err := io.ReadAll(res.Body)
+		return string(got), err
+	}
+	const callers, calls = 4, 40
+	errs := make(chan error, callers)
+	for c := range callers {
+		go func() {
+			for i := range calls {
+				// Long, then short: a stale tail of the longer body would show.
+				status := strings.Repeat(string(rune('A'+c)), 1+(i*37)%90)
+				want, err := patch(general.URL, status)
+				if err == nil && !strings.Contains(want, `"invalid_status"`) {
+					err = fmt.Errorf("general path: %s", want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := patch(direct.URL, status)
+				if err == nil && got != want {
+					err = fmt.Errorf("call %d of caller %d: direct path answered\n%s\nwant\n%s", i, c, got, want)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/signpost-proxy/signpost/metrics"
@@ -204,14 +205,47 @@ type exchange struct {
 	// callerBody holds the request body once read, in the exchange's
 	// allocation.
 	callerBody bytesBody
+	// examined is the examination whose body replaced the upstream's, to
+	// recycle once that body is sent; nil when there is none.
+	examined *examination
 }
 
 // examination is what examining one upstream error takes, in one
-// allocation.
+// allocation. One that ends in a body of signpost's own goes back to a
+// pool once that body is sent: its memory, and the buffer the body was
+// written in, are then still in the cache for the next error.
 type examination struct {
 	upstream rewrite.Upstream
 	body     rules.Body
 	charge   charge
+	err      rewrite.Error // a rule's answer, when one matched
+	out      []byte        // the rendered body, kept for the next one
+	reply    bytesBody     // reads out to the caller
+}
+
+var examinations = sync.Pool{New: func() any { return new(examination) }}
+
+// maxKeptBody bounds the body buffer an examination keeps in the pool: a
+// rare large body is not held for the small ones after it.
+const maxKeptBody = 4 << 10
+
+// examine returns an examination of the upstream error status, answered
+// with the headers h.
+func examine(status int, h http.Header) *examination {
+	x := examinations.Get().(*examination)
+	out := x.out[:0]
+	*x = examination{upstream: rewrite.Upstream{Status: status, Header: h}, out: out}
+	return x
+}
+
+// recycle gives x back to the pool once the body it holds was sent.
+func recycle(x *examination) {
+	if cap(x.out) > maxKeptBody {
+		x.out = nil
+	}
+	x.reply.Reset(nil)
+	x.upstream, x.body, x.err = rewrite.Upstream{}, rules.Body{}, rewrite.Error{}
+	examinations.Put(x)
 }
 
 type exchangeKey struct{}
@@ -317,7 +351,7 @@ func (p *Proxy) Close() {
 
 // answer writes a body signpost composed itself, in the route's format.
 func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
-	body, ctype := p.render(ex, e)
+	body, ctype := p.render(ex, e, nil)
 	h := w.Header()
 	h["Content-Type"] = headerValue(ctype)
 	h.Set("Content-Length", itoa(len(body)))
@@ -331,15 +365,23 @@ func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 }
 
 // render encodes e in the format in force for the exchange's route (the
-// file's, when unrouted), and has its tokens counted.
-func (p *Proxy) render(ex *exchange, e *rewrite.Error) ([]byte, string) {
+// file's, when unrouted), appending to dst, and has its tokens counted.
+func (p *Proxy) render(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, string) {
 	format, name := p.cfg.Format, metrics.Unrouted
 	if ex.route != nil {
 		format, name = ex.route.Format, ex.route.Name
 	}
-	body, ctype := e.JSON(), rewrite.ContentType
-	if format == rules.FormatProblem {
+	var body []byte
+	ctype := rewrite.ContentType
+	switch {
+	case format == rules.FormatProblem && dst == nil:
 		body, ctype = e.ProblemJSON(), rewrite.ProblemContentType
+	case format == rules.FormatProblem:
+		body, ctype = e.AppendProblemJSON(dst), rewrite.ProblemContentType
+	case dst == nil:
+		body = e.JSON()
+	default:
+		body = e.AppendJSON(dst)
 	}
 	if t := p.state.tokens; t != nil {
 		t.observe(p.metrics, name, body)

@@ -50,7 +50,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		name, policy = route.Name, route.Unmatched
 	}
 	concerned := route != nil && route.Concerns(status)
-	x := &examination{upstream: rewrite.Upstream{Status: status, Header: res.Header}}
+	x := examine(status, res.Header)
 	up := &x.upstream
 	if !concerned && policy == rules.Passthrough {
 		p.unmatched(ex, name, up, "passed through")
@@ -61,10 +61,10 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	switch {
 	case isEventStream(res.Header):
 		// A stream is never buffered: passed on, or wrapped unread.
-		return p.unreadable(res, ex, name, up, policy, "stream")
+		return p.unreadable(res, ex, name, x, policy, "stream")
 	case res.ContentLength > limit:
 		p.oversized(name)
-		return p.unreadable(res, ex, name, up, policy, "oversized")
+		return p.unreadable(res, ex, name, x, policy, "oversized")
 	}
 	// The timer closes the body it was given: res.Body may be replaced
 	// while the timer's goroutine still runs.
@@ -91,7 +91,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			p.unmatched(ex, name, up, "over the buffer budget, passed through")
 			return nil
 		}
-		return p.unreadable(res, ex, name, up, policy, "over the buffer budget")
+		return p.unreadable(res, ex, name, x, policy, "over the buffer budget")
 	}
 	if err != nil {
 		// The upstream broke off or stalled mid-body. Passed through, the
@@ -101,7 +101,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			p.unmatched(ex, name, up, "upstream body broke off, passed through")
 			return nil
 		}
-		return p.unreadable(res, ex, name, up, policy, "upstream body broke off")
+		return p.unreadable(res, ex, name, x, policy, "upstream body broke off")
 	}
 	if int64(len(raw)) > limit {
 		p.oversized(name)
@@ -110,12 +110,12 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			p.unmatched(ex, name, up, "oversized, passed through")
 			return nil
 		}
-		return p.unreadable(res, ex, name, up, policy, "oversized")
+		return p.unreadable(res, ex, name, x, policy, "oversized")
 	}
 	res.Body.Close()
 	body := raw
 	if !decodable {
-		return p.settle(res, ex, name, up, policy, raw, c, "undecodable encoding")
+		return p.settle(res, ex, name, x, policy, raw, "undecodable encoding")
 	}
 	if decode != nil {
 		if body, err = decode(raw, limit, c); err != nil {
@@ -127,21 +127,21 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			case errors.Is(err, errNoBudget):
 				what = "over the buffer budget once decoded"
 			}
-			return p.settle(res, ex, name, up, policy, raw, c, what)
+			return p.settle(res, ex, name, x, policy, raw, what)
 		}
 	}
 	x.body = rules.Body{Raw: body}
 	up.Body = &x.body
 	if concerned {
 		if rule := route.MatchError(status, up.Body); rule != nil {
-			e := rewrite.ForMatch(route, rule, up, &ex.req, p.cfg.Limits)
+			e := x.err.SetMatch(route, rule, up, &ex.req, p.cfg.Limits)
 			ex.outcome = metrics.OutcomeRewritten
-			p.replace(res, ex, e)
+			p.replace(res, ex, e, x)
 			p.rejected(ex, e, up, rule.Index)
 			return nil
 		}
 	}
-	return p.settle(res, ex, name, up, policy, raw, c, "no rule matched")
+	return p.settle(res, ex, name, x, policy, raw, "no rule matched")
 }
 
 // minBodyWait is the least time an error body is given once its headers
@@ -159,11 +159,12 @@ func (p *Proxy) bodyWait(ex *exchange) time.Duration {
 }
 
 // settle disposes of an error no rule matched once its body was read: the
-// raw bytes pass on, holding c until they are sent, or a wrapped body
-// replaces them.
-func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, raw []byte, c *charge, why string) error {
+// raw bytes pass on, holding x's charge until they are sent, or a wrapped
+// body replaces them.
+func (p *Proxy) settle(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, raw []byte, why string) error {
+	up := &x.upstream
 	if policy == rules.Passthrough {
-		res.Body = c.keepUntilClosed(newBytesBody(raw))
+		res.Body = x.charge.keepUntilClosed(newBytesBody(raw))
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
@@ -171,32 +172,37 @@ func (p *Proxy) settle(res *http.Response, ex *exchange, name string, up *rewrit
 		up.Body = &rules.Body{Raw: raw}
 	}
 	e := rewrite.Wrap(up)
-	p.replace(res, ex, e)
+	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
 
 // unreadable disposes of an error whose body is not read: a stream or one
 // over the bound. Under the wrap policy the upstream body is closed unread.
-func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, up *rewrite.Upstream, policy rules.Policy, why string) error {
+func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, why string) error {
+	up := &x.upstream
 	if policy == rules.Passthrough {
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
 	res.Body.Close()
 	e := rewrite.Wrap(up)
-	p.replace(res, ex, e)
+	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
 
-// replace swaps the upstream's body for e, rendered in the route's format.
-func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error) {
+// replace swaps the upstream's body for e, rendered in the route's format
+// into x's buffer. x is recycled once the body is sent.
+func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *examination) {
 	if ex.outcome != metrics.OutcomeRewritten {
 		ex.outcome = metrics.OutcomeWrapped
 	}
-	body, ctype := p.render(ex, e)
-	replaceBody(res, body, ctype)
+	body, ctype := p.render(ex, e, x.out[:0])
+	x.out = body
+	x.reply.Reset(body)
+	replaceBody(res, &x.reply, ctype)
+	ex.examined = x
 }
 
 // maxLoggedBody bounds the upstream body a log line carries.
@@ -288,17 +294,18 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 // masked, marked when cut.
 func clip(b []byte) string { return clipRedacted(b) }
 
-// replaceBody swaps the response body for a rewritten one and fixes its
-// framing: length, type, and no encoding or validators of the old body.
-func replaceBody(res *http.Response, body []byte, contentType string) {
-	res.Body = newBytesBody(body)
-	res.ContentLength = int64(len(body))
+// replaceBody swaps the response body for a rewritten one, which body
+// reads, and fixes its framing: length, type, and no encoding or
+// validators of the old body.
+func replaceBody(res *http.Response, body *bytesBody, contentType string) {
+	res.Body = body
+	res.ContentLength = body.Size()
 	res.TransferEncoding = nil
 	res.Uncompressed = false
 	res.Trailer = nil
 	h := res.Header
 	h["Content-Type"] = headerValue(contentType)
-	h["Content-Length"] = []string{itoa(len(body))}
+	h["Content-Length"] = []string{strconv.FormatInt(res.ContentLength, 10)}
 	for k := range h {
 		if stale(k) {
 			delete(h, k)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"hash/maphash"
 	"sync"
 
@@ -88,7 +89,7 @@ func (tc *tokenCounter) observe(m *metrics.Metrics, route string, body []byte) {
 		return
 	}
 	select {
-	case tc.jobs <- tokenJob{route, body, hash}:
+	case tc.jobs <- tokenJob{route, bytes.Clone(body), hash}: // body's buffer is reused once sent
 	default:
 		m.Uncounted()
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,28 @@ func TestTokenCounterRemembersBodies(t *testing.T) {
 	tc.knownMu.Unlock()
 	if remembered != 2 {
 		t.Errorf("%d counts remembered; want 2, one per distinct body", remembered)
+	}
+}
+
+// TestTokenCounterCopiesQueuedBodies observes bodies written one after
+// another into one buffer, as the proxy writes them: each is counted as it
+// was when observed, not as the buffer reads later.
+func TestTokenCounterCopiesQueuedBodies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := &fixture{reg: reg, m: metrics.New(reg)}
+	tc := newTokenCounter(f.m)
+	buf := make([]byte, 0, 256)
+	var want float64
+	const bodies = 20
+	for i := range bodies {
+		body := `{"error":"invalid_status","received":"` + strings.Repeat("OPEN ", i+1) + `"}`
+		buf = append(buf[:0], body...)
+		tc.observe(f.m, "update_ticket", buf)
+		want += float64(rules.Tokens(body))
+	}
+	clear(buf[:cap(buf)])
+	tc.close() // counts what is queued
+	if n, sum := f.histogram(t, "signpost_error_body_tokens", "route", "update_ticket"); n != bodies || sum != want {
+		t.Errorf("histogram: %d samples summing %v; want %d summing %v", n, sum, bodies, want)
 	}
 }

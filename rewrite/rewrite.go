@@ -72,7 +72,13 @@ type Argument struct {
 // field, message, received, errors, next_call, retryable,
 // retry_after_seconds.
 func (e *Error) JSON() []byte {
-	o := newObject(160 + len(e.Message) + len(e.Received))
+	return e.AppendJSON(make([]byte, 0, 160+len(e.Message)+len(e.Received)))
+}
+
+// AppendJSON appends JSON's rendering of e to b, so that a caller can
+// write every body into one buffer it keeps.
+func (e *Error) AppendJSON(b []byte) []byte {
+	o := openObject(b)
 	o.str("error", e.Code)
 	e.members(&o, "message")
 	return o.bytes()
@@ -81,10 +87,16 @@ func (e *Error) JSON() []byte {
 // ProblemJSON renders e as RFC 9457 Problem Details: type, title, status
 // and detail, with signpost's members as extensions.
 func (e *Error) ProblemJSON() []byte {
-	o := newObject(200 + len(e.Message) + len(e.Received))
+	return e.AppendProblemJSON(make([]byte, 0, 200+len(e.Message)+len(e.Received)))
+}
+
+// AppendProblemJSON appends ProblemJSON's rendering of e to b.
+func (e *Error) AppendProblemJSON(b []byte) []byte {
+	o := openObject(b)
 	o.str("type", "about:blank")
 	o.str("title", http.StatusText(e.Status))
-	o.raw("status", strconv.AppendInt(nil, int64(e.Status), 10))
+	o.member("status")
+	o.b = strconv.AppendInt(o.b, int64(e.Status), 10)
 	o.str("code", e.Code)
 	e.members(&o, "detail")
 	return o.bytes()
@@ -103,16 +115,18 @@ func (e *Error) members(o *object, messageKey string) {
 		o.raw("received", e.Received)
 	}
 	if len(e.DidYouMean) > 0 {
-		o.raw("did_you_mean", stringList(e.DidYouMean))
+		o.member("did_you_mean")
+		o.b = appendStringList(o.b, e.DidYouMean)
 	}
 	if len(e.Errors) > 0 {
-		list := make([]byte, 0, 128*len(e.Errors))
-		list = append(list, '[')
+		// Nested objects are written in place, in the one buffer.
+		o.member("errors")
+		o.b = append(o.b, '[')
 		for i, en := range e.Errors {
 			if i > 0 {
-				list = append(list, ',')
+				o.b = append(o.b, ',')
 			}
-			item := newObject(96 + len(en.Message) + len(en.Received))
+			item := openObject(o.b)
 			item.str("field", en.Field)
 			item.str("code", en.Code)
 			item.str("message", en.Message)
@@ -120,30 +134,36 @@ func (e *Error) members(o *object, messageKey string) {
 				item.raw("received", en.Received)
 			}
 			if len(en.DidYouMean) > 0 {
-				item.raw("did_you_mean", stringList(en.DidYouMean))
+				item.member("did_you_mean")
+				item.b = appendStringList(item.b, en.DidYouMean)
 			}
-			list = append(list, item.bytes()...)
+			o.b = item.bytes()
 		}
-		o.raw("errors", append(list, ']'))
+		o.b = append(o.b, ']')
 	}
 	if c := e.NextCall; c != nil {
-		call := newObject(64)
+		o.member("next_call")
+		call := openObject(o.b)
 		call.str("call", c.Name)
-		args := newObject(64)
+		call.member("arguments")
+		args := openObject(call.b)
 		for _, a := range c.Arguments {
 			args.raw(a.Name, a.Value)
 		}
-		call.raw("arguments", args.bytes())
-		o.raw("next_call", call.bytes())
+		call.b = args.bytes()
+		o.b = call.bytes()
 	}
-	o.raw("retryable", strconv.AppendBool(nil, e.Retryable))
+	o.member("retryable")
+	o.b = strconv.AppendBool(o.b, e.Retryable)
 	if e.RetryAfter > 0 {
-		o.raw("retry_after_seconds", strconv.AppendInt(nil, int64(e.RetryAfter), 10))
+		o.member("retry_after_seconds")
+		o.b = strconv.AppendInt(o.b, int64(e.RetryAfter), 10)
 	}
 }
 
-func stringList(ss []string) []byte {
-	b := []byte{'['}
+// appendStringList appends ss to b as a JSON array of strings.
+func appendStringList(b []byte, ss []string) []byte {
+	b = append(b, '[')
 	for i, s := range ss {
 		if i > 0 {
 			b = append(b, ',')
@@ -172,12 +192,14 @@ func suggestions(f *rules.Field, v gjson.Result) []string {
 
 // object builds a JSON object member by member, in the order the members
 // are added, appending to one buffer: a body is written once, never
-// reparsed.
-type object struct{ b []byte }
-
-func newObject(capHint int) object {
-	return object{b: append(make([]byte, 0, capHint), '{')}
+// reparsed, and nested objects are written in place.
+type object struct {
+	b     []byte
+	empty bool // no member written yet
 }
+
+// openObject starts an object at the end of b.
+func openObject(b []byte) object { return object{b: append(b, '{'), empty: true} }
 
 func (o *object) str(key, s string) { o.member(key); o.b = appendQuoted(o.b, s, -1) }
 
@@ -186,9 +208,10 @@ func (o *object) str(key, s string) { o.member(key); o.b = appendQuoted(o.b, s, 
 func (o *object) raw(key string, raw []byte) { o.member(key); o.b = append(o.b, raw...) }
 
 func (o *object) member(key string) {
-	if len(o.b) > 1 {
+	if !o.empty {
 		o.b = append(o.b, ',')
 	}
+	o.empty = false
 	o.b = appendQuoted(o.b, key, -1)
 	o.b = append(o.b, ':')
 }
@@ -206,7 +229,14 @@ type Upstream struct {
 // Matched describes an upstream error that rule matched. maxReceived caps
 // an echoed string, in characters.
 func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) *Error {
-	e := &Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status)}
+	e := new(Error)
+	e.setMatched(rule, up, req, maxReceived)
+	return e
+}
+
+// setMatched sets e to Matched's answer.
+func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) {
+	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status)}
 	f := rule.Field
 	if f != nil {
 		e.Field = f.Name
@@ -234,7 +264,6 @@ func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int)
 	if e.Retryable {
 		e.RetryAfter = retryAfter(up.Header, rule.RetryAfter, timeNow())
 	}
-	return e
 }
 
 // ForMatch is Matched, widened in the route's "after" mode: when the rule
@@ -243,7 +272,14 @@ func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int)
 // call can succeed. Existence and business errors, whose field is well
 // formed, stay single.
 func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
-	e := Matched(rule, up, req, lim.Received)
+	return new(Error).SetMatch(route, rule, up, req, lim)
+}
+
+// SetMatch sets e to ForMatch's answer and returns it, or returns a new
+// Error when the answer is a batch. A proxy that renders one error after
+// another can so keep one Error for them.
+func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
+	e.setMatched(rule, up, req, lim.Received)
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
 		return e
 	}

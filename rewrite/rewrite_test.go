@@ -136,6 +136,9 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 		t.Fatal("no fixtures in " + dir)
 	}
 	problem := filepath.Base(dir) == "problem"
+	// One Error is set by every fixture in turn, as a proxy keeps one:
+	// nothing of an earlier answer may show in a later one.
+	var reused rewrite.Error
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
 			f := readFixture(t, path)
@@ -167,6 +170,25 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 			}
 			if string(got) != f.want {
 				t.Errorf("body mismatch\n got: %s\nwant: %s", got, f.want)
+			}
+			if e == nil {
+				return
+			}
+			// Appended to a buffer that holds something already, the body
+			// is the same, after what was there.
+			prefix := []byte("kept|")
+			appended := e.AppendJSON(prefix)
+			if problem {
+				appended = e.AppendProblemJSON(prefix)
+			}
+			if string(appended) != "kept|"+string(got) {
+				t.Errorf("appended after %q:\n got: %s\nwant: kept|%s", prefix, appended, got)
+			}
+			if rule := rt.MatchError(f.status, up.Body); f.status != 0 && rule != nil {
+				again := reused.SetMatch(rt, rule, up, req, cfg.Limits)
+				if string(again.JSON()) != string(e.JSON()) {
+					t.Errorf("SetMatch on an Error used before:\n got: %s\nwant: %s", again.JSON(), e.JSON())
+				}
 			}
 		})
 	}
