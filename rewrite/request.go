@@ -3,7 +3,6 @@ package rewrite
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -55,7 +54,7 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 				return b.v
 			}
 		}
-		v := lastValue(r.text, f.Key)
+		v := rules.Lookup(r.text, f.Key, true) // as the upstream most likely read it
 		if r.nRead < len(r.read) {
 			r.read[r.nRead] = bodyValue{f, v}
 			r.nRead++
@@ -78,34 +77,4 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 		}
 	}
 	return gjson.Result{}
-}
-
-// lastValue returns the value at a gjson path as the upstream most likely
-// read it: where an object repeats a key, parsers keep the last one, while
-// gjson finds the first. Plain dotted paths are walked member by member;
-// paths with gjson's query syntax fall back to gjson's own lookup.
-func lastValue(body string, path string) gjson.Result {
-	if strings.ContainsAny(path, `*?#|@!\`+"`") {
-		return gjson.Get(body, path)
-	}
-	cur := gjson.Parse(body)
-	for key := range strings.SplitSeq(path, ".") {
-		var found gjson.Result
-		switch {
-		case cur.IsObject():
-			cur.ForEach(func(k, v gjson.Result) bool {
-				if k.Str == key {
-					found = v
-				}
-				return true
-			})
-		case cur.IsArray():
-			found = cur.Get(key)
-		}
-		if !found.Exists() {
-			return gjson.Result{}
-		}
-		cur = found
-	}
-	return cur
 }

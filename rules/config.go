@@ -202,6 +202,7 @@ type Field struct {
 	Catalog   *Catalog          // where Enum, Hidden and Aliases came from, or nil
 	Format    *Format           // a named format, or nil
 	Pattern   *regexp.Regexp    // an RE2 pattern, or nil
+	simple    *simplePattern    // Pattern, when a single pass can match it
 	Example   string            // one value that satisfies the constraint
 	Min, Max  *float64          // bounds for integer and number formats
 	MaxLength int               // in characters; zero means no bound

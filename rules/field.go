@@ -177,10 +177,19 @@ func (f *Field) Check(v gjson.Result) bool {
 	if f.Enum != nil && !f.Permits(v.Str) {
 		return false
 	}
-	if f.Pattern != nil && !f.Pattern.MatchString(v.Str) {
+	if f.Pattern != nil && !f.matchesPattern(v.Str) {
 		return false
 	}
 	return f.MaxLength == 0 || utf8.RuneCountInString(v.Str) <= f.MaxLength
+}
+
+// matchesPattern reports whether s matches f.Pattern, in one pass when the
+// loader found the pattern simple enough.
+func (f *Field) matchesPattern(s string) bool {
+	if p := f.simple; p != nil && p.re == f.Pattern {
+		return p.MatchString(s)
+	}
+	return f.Pattern.MatchString(s)
 }
 
 func contains(list []string, s string) bool {

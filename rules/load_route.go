@@ -69,7 +69,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 				if err != nil {
 					l.errorf(at[kv.key], p, "pattern %q does not compile as RE2: %v", s, reError(err))
 				} else {
-					f.Pattern = re
+					f.Pattern, f.simple = re, compileSimple(re)
 				}
 			}
 		case "example":

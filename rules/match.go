@@ -68,7 +68,7 @@ type Body struct {
 // get returns the value at a gjson path in the body, which must be JSON.
 func (b *Body) get(path string) gjson.Result {
 	if path != b.path || b.path == "" {
-		b.path, b.value = path, gjson.GetBytes(b.Raw, path)
+		b.path, b.value = path, Lookup(string(b.Raw), path, false)
 	}
 	return b.value
 }
