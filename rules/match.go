@@ -63,12 +63,18 @@ type Body struct {
 	// the same one (most read "error").
 	path  string
 	value gjson.Result
+	// text is Raw as a string, made once for every member looked up.
+	text    string
+	hasText bool
 }
 
 // get returns the value at a gjson path in the body, which must be JSON.
 func (b *Body) get(path string) gjson.Result {
 	if path != b.path || b.path == "" {
-		b.path, b.value = path, Lookup(string(b.Raw), path, false)
+		if !b.hasText {
+			b.text, b.hasText = string(b.Raw), true
+		}
+		b.path, b.value = path, Lookup(b.text, path, false)
 	}
 	return b.value
 }
