@@ -238,8 +238,9 @@ type frontConn struct {
 	bw *bufio.Writer
 	io net.Conn // rwc, read and written with raw system calls where it can be
 
-	ctx callerContext
-	res frontResponse
+	ctx  callerContext
+	res  frontResponse
+	head reusedHead
 
 	// deadline is the read deadline in force; idleSet says it is one the
 	// idle wait set, and headerDeadline that the head being read has one.
@@ -287,6 +288,7 @@ func (c *frontConn) serve() {
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(&c.in)
 	c.ctx.init()
+	c.head.init(&c.ctx)
 	c.res.c = c
 	handedOff := false
 	defer func() {
@@ -402,7 +404,7 @@ func (c *frontConn) readRequest() (*http.Request, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	req, err := parseHead(head, c.s.maxHeaderBytes, &c.ctx)
+	req, err := parseHead(head, c.s.maxHeaderBytes, &c.head)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -470,8 +472,8 @@ func headEnd(buf []byte) (end int, crlf bool) {
 // errHandoff for any request the front leaves to it: not HTTP/1.1, not in
 // origin form, framed or negotiated by fields the front does not handle,
 // written in any way but the plainest, or refused by net/http's checks.
-// The request's context is ctx.
-func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Request, error) {
+// The request, its header and its context are into's, written over.
+func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request, error) {
 	if len(head) > maxHeaderBytes {
 		return nil, errHandoff
 	}
@@ -499,8 +501,7 @@ func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Requ
 		return nil, errHandoff
 	}
 	n := strings.Count(s[eol+1:], "\n")
-	h := make(http.Header, n)
-	values := make([]string, n)
+	h, values := into.header(n)
 	host, hosts := "", 0
 	length := int64(0)
 	lengths := 0
@@ -527,20 +528,58 @@ func parseHead(head []byte, maxHeaderBytes int, ctx context.Context) (*http.Requ
 	if hosts != 1 || host == "" || !validHost(host) {
 		return nil, errHandoff
 	}
-	req := &http.Request{
-		Method:        method,
-		URL:           u,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		ContentLength: length,
-		Close:         listed(h["Connection"], "close"),
-		Host:          host,
-		RequestURI:    target,
-	}
-	return req.WithContext(ctx), nil
+	req := into.request()
+	req.Method = method
+	req.URL = u
+	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
+	req.Header = h
+	req.ContentLength = length
+	req.Close = listed(h["Connection"], "close")
+	req.Host = host
+	req.RequestURI = target
+	return req, nil
 }
+
+// reusedHead is the request a connection's heads are parsed into, with its
+// header: the handler keeps neither past its return, so each request of
+// the connection writes over the last one's, in place of three
+// allocations.
+type reusedHead struct {
+	req    http.Request
+	blank  http.Request // zero, but for the connection's context
+	h      http.Header
+	values []string // one backing array for the header's values
+}
+
+// init gives the requests parsed into r the context ctx.
+func (r *reusedHead) init(ctx context.Context) {
+	r.blank = *new(http.Request).WithContext(ctx)
+}
+
+// request returns r's request, cleared but for its context.
+func (r *reusedHead) request() *http.Request {
+	r.req = r.blank
+	return &r.req
+}
+
+// header returns r's header, emptied, and room for n values. A head of
+// more than keptFields fields gets a header of its own, so that one large
+// head does not grow what the connection holds from then on.
+func (r *reusedHead) header(n int) (http.Header, []string) {
+	if n > keptFields {
+		return make(http.Header, n), make([]string, n)
+	}
+	if r.h == nil {
+		r.h, r.values = make(http.Header, n), make([]string, keptFields)
+	}
+	clear(r.h)
+	clear(r.values) // the last head's strings are not kept alive
+	return r.h, r.values[:n]
+}
+
+// keptFields bounds the header a connection keeps from one request to the
+// next.
+const keptFields = 32
 
 // validHost reports whether a Host header holds only the bytes net/http's
 // server accepts there.

@@ -99,6 +99,15 @@ func frontHandler(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d %q %v", len(b), clipString(string(b)), err)
 	case "/ignore":
 		io.WriteString(w, "body ignored")
+	case "/headers":
+		// What the handler sees of the request: every field, the query,
+		// the length and whether it asked to close.
+		var lines []string
+		for k, vv := range r.Header {
+			lines = append(lines, k+"="+strings.Join(vv, ","))
+		}
+		slices.Sort(lines)
+		fmt.Fprintf(w, "%s %q %d %v %s", r.Method, r.URL.RawQuery, r.ContentLength, r.Close, strings.Join(lines, ";"))
 	case "/status":
 		w.WriteHeader(599)
 	case "/newline":
@@ -257,6 +266,9 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"header values cleaned", get("/newline"), "front"},
 		{"not found", get("/nowhere"), "front"},
 		{"keep-alive", get("/small") + get("/length") + get("/large"), "front front front"},
+		{"each request of a connection has its own fields", "POST /headers?a=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\nX-B: 3\r\nContent-Length: 2\r\n\r\nhi" +
+			"GET /headers HTTP/1.1\r\nHost: b\r\nX-C: 4\r\n\r\n" + get("/headers") +
+			"GET /headers HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-Many: m\r\n", 40) + "\r\n" + get("/headers"), "front front front front front"},
 		{"HEAD", "HEAD /small HTTP/1.1\r\nHost: a\r\n\r\n" + get("/length"), "front front"},
 		{"HEAD of a declared length", "HEAD /length HTTP/1.1\r\nHost: a\r\n\r\n", "front"},
 		{"caller asks to close", "GET /small HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n" + get("/small"), "front"},
@@ -497,6 +509,11 @@ func TestParseHead(t *testing.T) {
 	}
 }
 
+// testHead is the head every parse of compareHeadParses writes over, as a
+// connection's requests do: what one head leaves in it must not show in the
+// next.
+var testHead = func() (h reusedHead) { h.init(context.Background()); return h }()
+
 // compareHeadParses parses raw with parseHead and, where it parses, with
 // http.ReadRequest and the checks net/http's server adds: both must read
 // the same request.
@@ -506,7 +523,7 @@ func compareHeadParses(t *testing.T, raw string) bool {
 	if end == 0 || !crlf {
 		return false
 	}
-	got, err := parseHead([]byte(raw[:end]), 1<<20, context.Background())
+	got, err := parseHead([]byte(raw[:end]), 1<<20, &testHead)
 	if err != nil {
 		return false
 	}
