@@ -33,7 +33,7 @@ func (p *Proxy) direct(r *http.Request) bool {
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	send := func(bw *bufio.Writer) error { return p.writeRequest(bw, r, ex.req.Body) }
 	replayable := r.Body == nil || r.Body == http.NoBody || ex.req.Body != nil
-	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, send, replayable, r)
+	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, send, replayable, r, &ex.response)
 	if err != nil {
 		if errors.Is(err, errCallerBody) {
 			// The caller's body was malformed or cut short: the upstream

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -585,26 +586,33 @@ func TestDirectPathRecyclesRewrittenBodies(t *testing.T) {
 		got, err := io.ReadAll(res.Body)
 		return string(got), err
 	}
-	const callers, calls = 4, 40
+	inParallel(t, 4, 40, func(c, i int) error {
+		// Long, then short: a stale tail of the longer body would show.
+		status := strings.Repeat(string(rune('A'+c)), 1+(i*37)%90)
+		want, err := patch(general.URL, status)
+		if err == nil && !strings.Contains(want, `"invalid_status"`) {
+			err = fmt.Errorf("general path: %s", want)
+		}
+		if err != nil {
+			return err
+		}
+		got, err := patch(direct.URL, status)
+		if err == nil && got != want {
+			err = fmt.Errorf("call %d of caller %d: direct path answered\n%s\nwant\n%s", i, c, got, want)
+		}
+		return err
+	})
+}
+
+// inParallel has callers callers make calls calls each at once, and fails
+// t with the first error one returns.
+func inParallel(t *testing.T, callers, calls int, call func(caller, i int) error) {
+	t.Helper()
 	errs := make(chan error, callers)
 	for c := range callers {
 		go func() {
 			for i := range calls {
-				// Long, then short: a stale tail of the longer body would show.
-				status := strings.Repeat(string(rune('A'+c)), 1+(i*37)%90)
-				want, err := patch(general.URL, status)
-				if err == nil && !strings.Contains(want, `"invalid_status"`) {
-					err = fmt.Errorf("general path: %s", want)
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				got, err := patch(direct.URL, status)
-				if err == nil && got != want {
-					err = fmt.Errorf("call %d of caller %d: direct path answered\n%s\nwant\n%s", i, c, got, want)
-				}
-				if err != nil {
+				if err := call(c, i); err != nil {
 					errs <- err
 					return
 				}
@@ -617,4 +625,69 @@ func TestDirectPathRecyclesRewrittenBodies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestDirectPathReusesExchangesCleanly has callers share the pooled
+// exchanges, which keep the route's variables and the upstream's answer
+// from one request to the next: every answer, a success or a rewritten 404,
+// must carry its own request's id and headers, and no other's.
+func TestDirectPathReusesExchangesCleanly(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/tickets/")
+		n, _ := strconv.Atoi(strings.TrimPrefix(id, "T-"))
+		w.Header().Set("X-Ticket", id)
+		if n%2 == 0 {
+			w.Header().Set("X-Even", "yes")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if n%3 == 0 {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":"No such ticket"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"id":%q}`, id)
+	}))
+	t.Cleanup(up.Close)
+	cfg, err := rules.Load("testdata/get_ticket.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(up.URL)
+	p, err := New(cfg, Options{Upstream: u, UpstreamTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.conns == nil {
+		t.Fatal("the direct path is not in use")
+	}
+	front := httptest.NewServer(p)
+	t.Cleanup(func() { front.Close(); p.Close() })
+
+	check := func(n int) error {
+		id := fmt.Sprintf("T-%d", n)
+		res, err := http.Get(front.URL + "/tickets/" + id)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			return err
+		}
+		got := fmt.Sprintf("%d X-Ticket=%q X-Even=%q %s", res.StatusCode, res.Header.Get("X-Ticket"), res.Header.Get("X-Even"), body)
+		even := map[bool]string{true: "yes"}[n%2 == 0]
+		want := fmt.Sprintf(`200 X-Ticket=%q X-Even=%q {"id":%q}`, id, even, id)
+		if n%3 == 0 {
+			want = fmt.Sprintf(`404 X-Ticket=%q X-Even=%q`, id, even)
+			if !strings.HasPrefix(got, want) || !strings.Contains(got, `"received":"`+id+`"`) {
+				return fmt.Errorf("GET %s: got %s\nwant %s and a body with \"received\":%q", id, got, want, id)
+			}
+			return nil
+		}
+		if got != want {
+			return fmt.Errorf("GET %s: got %s\nwant %s", id, got, want)
+		}
+		return nil
+	}
+	inParallel(t, 4, 60, func(c, i int) error { return check(c*60 + i) })
 }

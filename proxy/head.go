@@ -15,7 +15,9 @@ import (
 // nothing, for anything else: 1xx, 204 and 304 answers, answers to HEAD,
 // chunked or unframed bodies, folded or malformed lines, and fields
 // http.ReadResponse treats specially; http.ReadResponse reads those.
-func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bool) {
+// The response and its header are into's, written over, when into is not
+// nil.
+func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedResponse) (*http.Response, bool) {
 	if req.Method == http.MethodHead {
 		return nil, false
 	}
@@ -45,7 +47,8 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 	// One string holds the head; the status and every field are parts of it.
 	s := string(head)
 	line := strings.IndexByte(s, '\n')
-	res := &http.Response{
+	res := into.response()
+	*res = http.Response{
 		Status:     strings.TrimLeft(s[9:line-1], " "),
 		StatusCode: code,
 		Proto:      "HTTP/1.1",
@@ -54,7 +57,7 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 		Request:    req,
 	}
 	n := strings.Count(s[line+1:], "\n")
-	h := make(http.Header, n)
+	h := into.header(n)
 	values := make([]string, n)
 	length := int64(-1)
 	for rest := s[line+1:]; rest != ""; {
@@ -96,6 +99,36 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request) (*http.Response, bo
 	}
 	_, _ = br.Discard(end)
 	return res, true
+}
+
+// reusedResponse is what readSimpleResponse parses an answer's head into
+// for a caller that is done with the last one: the response and its header
+// map. The header's values are not reused: a caller's response header may
+// share them.
+type reusedResponse struct {
+	res http.Response
+	h   http.Header
+}
+
+// response returns r's response, or a new one when r is nil.
+func (r *reusedResponse) response() *http.Response {
+	if r == nil {
+		return new(http.Response)
+	}
+	return &r.res
+}
+
+// header returns r's header, emptied, with room for n fields; a new one
+// when r is nil or n is over keptFields.
+func (r *reusedResponse) header(n int) http.Header {
+	if r == nil || n > keptFields {
+		return make(http.Header, n)
+	}
+	if r.h == nil {
+		r.h = make(http.Header, n)
+	}
+	clear(r.h)
+	return r.h
 }
 
 // plainBytes reports whether a head holds no control byte but tab and

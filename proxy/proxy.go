@@ -208,7 +208,50 @@ type exchange struct {
 	// examined is the examination whose body replaced the upstream's, to
 	// recycle once that body is sent; nil when there is none.
 	examined *examination
+	// vars and response are kept from one exchange to the next: the
+	// route's variables, and the upstream's answer, are read into them.
+	vars     map[string]string
+	response reusedResponse
+	// shared is set once httputil.ReverseProxy carries the exchange: its
+	// transport may hold the request's context, and so the exchange, past
+	// the handler's return, and it is left to the collector.
+	shared bool
 }
+
+// exchanges holds the exchanges of requests answered, for the next ones.
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
+// newExchange returns an exchange, empty but for the memory it reuses.
+func newExchange() *exchange {
+	ex := exchanges.Get().(*exchange)
+	if ex.vars == nil {
+		ex.vars = make(map[string]string, 2)
+	}
+	return ex
+}
+
+// release empties ex, once its request is answered, and gives it back to
+// the pool, unless it is shared. The request's body is no longer ex's.
+func release(ex *exchange, r *http.Request) {
+	if ex.shared {
+		return
+	}
+	if r.Body == &ex.callerBody {
+		r.Body = http.NoBody
+	}
+	vars, h := ex.vars, ex.response.h
+	if len(vars) > maxKeptVars {
+		vars = nil
+	}
+	clear(vars)
+	clear(h)
+	*ex = exchange{vars: vars}
+	ex.response.h = h
+	exchanges.Put(ex)
+}
+
+// maxKeptVars bounds the variables map an exchange keeps in the pool.
+const maxKeptVars = 16
 
 // examination is what examining one upstream error takes, in one
 // allocation. One that ends in a body of signpost's own goes back to a
@@ -255,9 +298,11 @@ type exchangeKey struct{}
 // it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ex := &exchange{id: requestID(r.Header.Get(RequestIDHeader)), remote: r.RemoteAddr, outcome: metrics.OutcomeSuccess, start: start}
+	ex := newExchange()
+	ex.id, ex.remote, ex.outcome, ex.start = requestID(r.Header.Get(RequestIDHeader)), r.RemoteAddr, metrics.OutcomeSuccess, start
 	ex.idValue = []string{ex.id}
 	r.Header[RequestIDHeader] = ex.idValue
+	defer release(ex, r) // deferred first, so run last
 	defer p.finish(ex, r, start)
 	if p.busy != nil {
 		select {
@@ -268,7 +313,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if route, vars := p.RouteFor(r); route != nil {
+	if route, vars := p.routes.findInto(r, ex.vars); route != nil {
 		ex.route = route
 		ex.req.Vars = vars
 		ex.req.RawQuery = r.URL.RawQuery
@@ -301,6 +346,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, ex)
 		return
 	}
+	ex.shared = true
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 

@@ -64,13 +64,19 @@ func splitTemplate(path string) (segs []segment, vars int) {
 }
 
 // matchSegments reports whether path fits the template segs, and returns
-// its variables, as mux's match of the same template would.
-func matchSegments(segs []segment, nvars int, path string) (bool, map[string]string) {
+// its variables, as mux's match of the same template would: in into, when
+// it is not nil, an empty map left empty when the path does not fit.
+func matchSegments(segs []segment, nvars int, path string, into map[string]string) (ok bool, vars map[string]string) {
 	if path == "" || path[0] != '/' {
 		return false, nil
 	}
 	rest := path[1:]
-	var vars map[string]string
+	vars = into
+	defer func() {
+		if !ok && len(into) > 0 {
+			clear(into)
+		}
+	}()
 	for i, sg := range segs {
 		part := rest
 		if j := strings.IndexByte(rest, '/'); j >= 0 {
@@ -146,6 +152,12 @@ func cutSegment(path string) (seg, rest string) {
 // find returns the first declared route matching r, with its path
 // variables.
 func (ix *routeIndex) find(r *http.Request) (*rules.Route, map[string]string) {
+	return ix.findInto(r, nil)
+}
+
+// findInto is find, with the variables of a template that names whole
+// segments written into vars, when it is not nil: an empty map.
+func (ix *routeIndex) findInto(r *http.Request, vars map[string]string) (*rules.Route, map[string]string) {
 	n := ix.byMethod[r.Method]
 	if n == nil {
 		return nil, nil
@@ -179,7 +191,7 @@ func (ix *routeIndex) find(r *http.Request) (*rules.Route, map[string]string) {
 		e := levels[best][0]
 		levels[best] = levels[best][1:]
 		if e.segments != nil {
-			if ok, vars := matchSegments(e.segments, e.vars, r.URL.Path); ok {
+			if ok, vars := matchSegments(e.segments, e.vars, r.URL.Path, vars); ok {
 				return e.route, vars
 			}
 			continue

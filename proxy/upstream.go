@@ -200,14 +200,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // reads the response headers. The response body reads from the connection
 // and, closed, returns it to the pool when the body was read to its end, or
 // closes it. A connection that turns out to have been closed by the upstream
-// while idle is replaced once, when the request can be sent again.
-func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bufio.Writer) error, replayable bool, req *http.Request) (*http.Response, error) {
+// while idle is replaced once, when the request can be sent again. A
+// response of the common kind is read into into, when it is not nil.
+func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bufio.Writer) error, replayable bool, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		c, err := u.get(ctx, addr, attempt > 0, !replayable)
 		if err != nil {
 			return nil, err
 		}
-		res, err := u.roundTrip(ctx, c, send, req)
+		res, err := u.roundTrip(ctx, c, send, req, into)
 		if err == nil {
 			return res, nil
 		}
@@ -249,7 +250,7 @@ func closedWhileIdle(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*bufio.Writer) error, req *http.Request) (*http.Response, error) {
+func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*bufio.Writer) error, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
@@ -296,7 +297,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 	var res *http.Response
 	for i := 0; ; i++ {
 		var simple bool
-		if res, simple = readSimpleResponse(c.br, req); !simple {
+		if res, simple = readSimpleResponse(c.br, req, into); !simple {
 			res, err = http.ReadResponse(c.br, req)
 		}
 		if err != nil {
