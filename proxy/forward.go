@@ -31,9 +31,9 @@ func (p *Proxy) direct(r *http.Request) bool {
 // forward sends r to the upstream on a pooled connection, lets the rules
 // look at the response, and streams it to the caller.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
-	send := func(bw *bufio.Writer) error { return p.writeRequest(bw, r, ex.req.Body) }
+	ex.out = outgoing{p: p, r: r, body: ex.req.Body}
 	replayable := r.Body == nil || r.Body == http.NoBody || ex.req.Body != nil
-	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, send, replayable, r, &ex.response)
+	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, &ex.out, replayable, r, &ex.response)
 	if err != nil {
 		if errors.Is(err, errCallerBody) {
 			// The caller's body was malformed or cut short: the upstream
@@ -78,6 +78,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 		h[http.TrailerPrefix+k] = vv
 	}
 }
+
+// outgoing is a request as the upstream receives it, written by writeTo.
+type outgoing struct {
+	p    *Proxy
+	r    *http.Request
+	body []byte // r's body, already read, or nil
+}
+
+func (o *outgoing) writeTo(bw *bufio.Writer) error { return o.p.writeRequest(bw, o.r, o.body) }
 
 // writeRequest writes the request line, headers and body of r as the
 // upstream receives them: hop-by-hop headers dropped, forwarding headers

@@ -212,6 +212,8 @@ type exchange struct {
 	// route's variables, and the upstream's answer, are read into them.
 	vars     map[string]string
 	response reusedResponse
+	// out is the request as it goes to the upstream, on the direct path.
+	out outgoing
 	// shared is set once httputil.ReverseProxy carries the exchange: its
 	// transport may hold the request's context, and so the exchange, past
 	// the handler's return, and it is left to the collector.

@@ -63,6 +63,19 @@ type upConn struct {
 	quiet bool
 	rc    syscall.RawConn
 	cut   func() // cutShort, made once
+	// sending is the request being sent, which write writes; sendOnce,
+	// made once as onRead, sends it from within a raw read, and keeps
+	// what came of it in sent and werr.
+	sending requestWriter
+	onRead  func(uintptr) bool
+	sent    bool
+	werr    error
+}
+
+// requestWriter writes a request for the upstream, each time it is asked:
+// a request may go again on a fresh connection.
+type requestWriter interface {
+	writeTo(bw *bufio.Writer) error
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
@@ -202,7 +215,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // closes it. A connection that turns out to have been closed by the upstream
 // while idle is replaced once, when the request can be sent again. A
 // response of the common kind is read into into, when it is not nil.
-func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bufio.Writer) error, replayable bool, req *http.Request, into *reusedResponse) (*http.Response, error) {
+func (u *upstreamConns) exchange(ctx context.Context, addr string, send requestWriter, replayable bool, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		c, err := u.get(ctx, addr, attempt > 0, !replayable)
 		if err != nil {
@@ -220,37 +233,59 @@ func (u *upstreamConns) exchange(ctx context.Context, addr string, send func(*bu
 	}
 }
 
-// closedWhileIdle reports whether err is how a reused connection fails when
-// the upstream closed it before the request arrived.
 // sendThenWait writes the request from within a raw read of the
 // connection, so that the poller watches for the answer from before the
 // request leaves: the read that would only find the answer not come yet,
 // which with the upstream on the same CPU it never has, is skipped, and
 // the goroutine parks until the answer arrives. Only a connection with
 // nothing unread may be used so: readiness from before the write is lost.
-func sendThenWait(raw syscall.RawConn, write func() error) error {
-	var werr error
-	sent := false
-	rerr := raw.Read(func(uintptr) bool {
-		if sent {
-			return true
-		}
-		sent = true
-		werr = write()
-		return werr != nil
-	})
+func (c *upConn) sendThenWait(raw syscall.RawConn) error {
+	if c.onRead == nil {
+		c.onRead = c.sendOnce
+	}
+	c.sent, c.werr = false, nil
+	rerr := raw.Read(c.onRead)
+	werr := c.werr
+	c.werr = nil
 	if werr != nil {
 		return werr
 	}
 	return rerr
 }
 
+// sendOnce is sendThenWait's read callback: the first call writes the
+// request, and the next ones, once the connection is readable, end the
+// wait.
+func (c *upConn) sendOnce(uintptr) bool {
+	if c.sent {
+		return true
+	}
+	c.sent = true
+	c.werr = c.write()
+	return c.werr != nil
+}
+
+// write writes the request being sent through a pooled buffer.
+func (c *upConn) write() error {
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(c)
+	err := c.sending.writeTo(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	writerPool.Put(bw)
+	return err
+}
+
+// closedWhileIdle reports whether err is how a reused connection fails when
+// the upstream closed it before the request arrived.
 func closedWhileIdle(err error) bool {
 	return errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*bufio.Writer) error, req *http.Request, into *reusedResponse) (*http.Response, error) {
+func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send requestWriter, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
@@ -265,23 +300,14 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send func(*buf
 		c.cut = c.cutShort
 	}
 	stop := afterFunc(ctx, c.cut)
-	write := func() error {
-		bw := writerPool.Get().(*bufio.Writer)
-		bw.Reset(c)
-		err := send(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		bw.Reset(nil)
-		writerPool.Put(bw)
-		return err
-	}
+	c.sending = send
 	var err error
 	if raw := c.raw(); raw != nil && c.quiet {
-		err = sendThenWait(raw, write)
+		err = c.sendThenWait(raw)
 	} else {
-		err = write()
+		err = c.write()
 	}
+	c.sending = nil
 	if err != nil {
 		stop()
 		return nil, err
