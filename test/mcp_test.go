@@ -33,7 +33,7 @@ type mcpServer struct {
 // closes its standard input, over HTTP on SIGTERM with the session open.
 func startMCP(t *testing.T, transport, config, upstream string) *mcpServer {
 	t.Helper()
-	args := []string{"mcp", "--config", config, "--upstream", upstream, "--admin", "127.0.0.1:0", "--drain-timeout", "3s"}
+	args := []string{"mcp", "--config", config, "--upstream", upstream, "--admin", "127.0.0.1:0", "--drain-timeout", "3s", "--buffer-budget", "8MiB"}
 	client := sdk.NewClient(&sdk.Implementation{Name: "signpost-e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -229,6 +229,7 @@ func TestMCPTickets(t *testing.T) {
 			}
 
 			m.wantCounter(t, 1, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+			m.wantCounter(t, 8<<20, "signpost_buffer_budget_bytes") // --buffer-budget 8MiB
 			for _, f := range [][2]string{{"status", "invalid_status"}, {"priority", "invalid_priority"}, {"due_at", "invalid_due_at"}} {
 				m.wantCounter(t, 1, "signpost_rejections_total", "route", "create_ticket", "code", f[1], "field", f[0])
 			}

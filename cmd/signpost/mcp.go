@@ -30,6 +30,7 @@ func mcpCmd(args []string, stdout, stderr io.Writer) int {
 	drain := fs.Duration("drain-timeout", proxy.DefaultDrainTimeout, "how long shutdown waits for tool calls in flight")
 	watch := fs.Bool("watch", true, "reload the rules and tools when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "the most calls served at once; past it, a retryable overloaded error (0 means no bound)")
+	budget := bufferBudgetFlag(fs)
 	accessLog := fs.Bool("access-log", false, "log one line per call: method, path, route, status, outcome, duration, request id")
 	logFormat := fs.String("log-format", "json", "log format: json or text")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -60,6 +61,10 @@ Flags:
 	}
 	if *maxConcurrent < 0 {
 		fmt.Fprintf(stderr, "signpost mcp: --max-concurrent %d: must be 0 (no bound) or more, e.g. 512\n", *maxConcurrent)
+		return exitUsage
+	}
+	if problem := checkBufferBudget(*budget); problem != "" {
+		fmt.Fprintln(stderr, "signpost mcp: "+problem)
 		return exitUsage
 	}
 	for _, a := range []struct{ flag, v string }{{"--listen", *listen}, {"--admin", *admin}} {
@@ -103,6 +108,7 @@ Flags:
 	p.Admin = *admin
 	p.UpstreamTimeout, p.DialTimeout, p.DrainTimeout = *timeout, *dial, *drain
 	p.MaxConcurrent, p.AccessLog, p.Log = *maxConcurrent, *accessLog, log
+	p.BufferBudget = int64(*budget)
 	path := *config
 	p.Load = func() (*rules.Config, error) { return rules.Load(path) }
 	p.Watch = *watch

@@ -38,8 +38,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	idle := fs.Duration("idle-timeout", proxy.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	maxHeader := fs.Int("max-header-bytes", proxy.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
 	maxConcurrent := fs.Int("max-concurrent", 0, "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)")
-	budget := byteSize(proxy.DefaultBufferBudget)
-	fs.Var(&budget, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
+	budget := bufferBudgetFlag(fs)
 	accessLog := fs.Bool("access-log", false, "log one line per request: method, path, route, status, outcome, duration, request id")
 	logFormat := fs.String("log-format", "json", "log format: json or text")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -75,8 +74,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, proxy.DefaultMaxHeaderBytes)
 		return exitUsage
 	}
-	if budget < minBufferBudget {
-		fmt.Fprintf(stderr, "signpost serve: --buffer-budget %s: must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB\n", budget.String())
+	if problem := checkBufferBudget(*budget); problem != "" {
+		fmt.Fprintln(stderr, "signpost serve: "+problem)
 		return exitUsage
 	}
 	if *config == "" || fs.NArg() > 0 {
@@ -129,7 +128,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.MaxConcurrent, opts.AccessLog = *maxConcurrent, *accessLog
-	opts.BufferBudget = int64(budget)
+	opts.BufferBudget = int64(*budget)
 	opts.Log = log
 	// The same checks as at start, on every reload: a file that loads but
 	// names no upstream, with none on the command line, is refused there.
@@ -169,6 +168,21 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // minBufferBudget is the smallest --buffer-budget: one error body of the
 // default limits.error_body.
 const minBufferBudget = 64 << 10
+
+// bufferBudgetFlag defines --buffer-budget on fs, as serve and mcp take it.
+func bufferBudgetFlag(fs *flag.FlagSet) *byteSize {
+	b := byteSize(proxy.DefaultBufferBudget)
+	fs.Var(&b, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
+	return &b
+}
+
+// checkBufferBudget says what is wrong with a --buffer-budget, or "".
+func checkBufferBudget(b byteSize) string {
+	if b < minBufferBudget {
+		return "--buffer-budget " + b.String() + ": must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"
+	}
+	return ""
+}
 
 // byteSize is a flag holding a size in bytes, written as a rule file's
 // limits are: 67108864, 64MiB, 512KiB.
