@@ -247,6 +247,10 @@ type frontConn struct {
 	deadline       time.Time
 	idleSet        bool
 	headerDeadline bool
+	// headStart is when the request being read began, once its first
+	// bytes were in: a read timeout counts from there, as net/http's does.
+	// It is only taken when there is a read timeout.
+	headStart time.Time
 
 	// The watch: after watchAfter, a read on the idle connection notices
 	// a caller that leaves while its request is still served.
@@ -339,6 +343,9 @@ func (c *frontConn) serve() {
 			if !c.state.CompareAndSwap(connIdle, connActive) || err != nil {
 				return
 			}
+		}
+		if s.readTimeout > 0 {
+			c.headStart = time.Now()
 		}
 		req, n, err := c.readRequest()
 		if first && !c.state.CompareAndSwap(connNew, connActive) {
@@ -611,7 +618,7 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	}
 	c.headerDeadline = false
 	if s.readTimeout > 0 {
-		c.setReadDeadline(time.Now().Add(s.readTimeout))
+		c.setReadDeadline(c.headStart.Add(s.readTimeout))
 	} else if body != nil && int64(c.br.Buffered()) < req.ContentLength {
 		// A body streams as long as it takes. One read with its head
 		// never waits on the connection, and keeps the idle deadline.

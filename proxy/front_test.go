@@ -625,6 +625,48 @@ func TestFrontTimeouts(t *testing.T) {
 	}
 }
 
+// TestFrontReadTimeoutCountsFromTheHead sends a head in two parts and its
+// body after the read timeout has passed since the head began, though not
+// since it ended: as net/http's server does, the front must count the
+// timeout from the head's start, and the body must not be read whole.
+func TestFrontReadTimeoutCountsFromTheHead(t *testing.T) {
+	const timeout, step = 600 * time.Millisecond, 400 * time.Millisecond
+	for _, server := range []string{"front", "net/http"} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: http.HandlerFunc(frontHandler), ReadTimeout: timeout, ErrorLog: log.New(io.Discard, "", 0)}
+			if server == "front" {
+				s := newFrontServer(srv)
+				go s.Serve(ln)
+				t.Cleanup(func() { s.Close() })
+			} else {
+				go srv.Serve(ln)
+				t.Cleanup(func() { srv.Close() })
+			}
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for _, part := range []string{"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n", "\r\n", "hello"} {
+				if _, err := io.WriteString(c, part); err != nil {
+					break // the server may have closed already
+				}
+				time.Sleep(step)
+			}
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			answer, _ := io.ReadAll(c)
+			if strings.Contains(string(answer), `5 "hello" <nil>`) {
+				t.Errorf("the body, sent %v after the head began, was read whole; the read timeout is %v:\n%s", 2*step, timeout, answer)
+			}
+		})
+	}
+}
+
 // TestFrontWatchOutlivesTheHeaderDeadline has a caller leave after its
 // request's header deadline passed: the handler must still see it go.
 func TestFrontWatchOutlivesTheHeaderDeadline(t *testing.T) {
