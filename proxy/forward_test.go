@@ -691,3 +691,49 @@ func TestDirectPathReusesExchangesCleanly(t *testing.T) {
 	}
 	inParallel(t, 4, 60, func(c, i int) error { return check(c*60 + i) })
 }
+
+// TestGeneralPathCutsABrokenUpstreamBody has the upstream break a chunked
+// body off on the general path, behind the front and behind net/http's
+// server: either way the caller must see the body cut, not a whole answer.
+// httputil.ReverseProxy aborts the response only when the request's context
+// says a server runs it.
+func TestGeneralPathCutsABrokenUpstreamBody(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+		time.Sleep(50 * time.Millisecond)
+	})
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := NewTransport(2 * time.Second)
+	t.Cleanup(transport.CloseIdleConnections)
+	p, err := New(cfg, Options{Upstream: &url.URL{Scheme: "http", Host: addr}, Transport: transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	front, _ := startFront(t, p)
+	for server, addr := range map[string]string{"front": front, "net/http": startNetHTTP(t, p)} {
+		t.Run(server, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "GET /tickets/T-1 HTTP/1.1\r\nHost: a\r\n\r\n")
+			c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(res.Body)
+			if err == nil {
+				t.Errorf("the upstream broke its body off after %q; the caller got it whole", body)
+			}
+		})
+	}
+}

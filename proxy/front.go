@@ -292,6 +292,7 @@ func (c *frontConn) serve() {
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(&c.in)
 	c.ctx.init()
+	c.ctx.server, c.ctx.local = s.fallback, c.rwc.LocalAddr()
 	c.head.init(&c.ctx)
 	c.res.c = c
 	handedOff := false
@@ -951,6 +952,9 @@ type callerContext struct {
 	mu   sync.Mutex
 	done chan struct{}
 	err  error
+	// server and local answer the keys net/http's server sets.
+	server *http.Server
+	local  net.Addr
 	// slot holds the one function most requests register, with no
 	// allocation; others go in funcs.
 	slot     func()
@@ -967,7 +971,20 @@ func (c *callerContext) init() {
 
 func (c *callerContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (c *callerContext) Done() <-chan struct{}       { return c.done }
-func (c *callerContext) Value(any) any               { return nil }
+
+// Value answers the keys net/http's server sets on its requests' contexts:
+// http.ServerContextKey, by which httputil.ReverseProxy knows to abort a
+// response whose upstream body broke off rather than end it as whole, and
+// http.LocalAddrContextKey.
+func (c *callerContext) Value(key any) any {
+	switch key {
+	case http.ServerContextKey:
+		return c.server
+	case http.LocalAddrContextKey:
+		return c.local
+	}
+	return nil
+}
 
 func (c *callerContext) Err() error {
 	c.mu.Lock()

@@ -44,9 +44,9 @@ func TestHeadEnd(t *testing.T) {
 // frontHandler answers by path, exercising what a handler may do with a
 // ResponseWriter, and says in X-Served-By whether net/http served it.
 func frontHandler(w http.ResponseWriter, r *http.Request) {
-	by := "front"
-	if r.Context().Value(http.ServerContextKey) != nil {
-		by = "net/http"
+	by := "net/http"
+	if _, ok := w.(*frontResponse); ok {
+		by = "front"
 	}
 	w.Header().Set("X-Served-By", by)
 	switch r.URL.Path {
@@ -99,6 +99,12 @@ func frontHandler(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d %q %v", len(b), clipString(string(b)), err)
 	case "/ignore":
 		io.WriteString(w, "body ignored")
+	case "/context":
+		// The keys net/http's server sets, which handlers such as
+		// httputil.ReverseProxy read.
+		_, isServer := r.Context().Value(http.ServerContextKey).(*http.Server)
+		_, isAddr := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		fmt.Fprintf(w, "server %v, local address %v", isServer, isAddr)
 	case "/headers":
 		// What the handler sees of the request: every field, the query,
 		// the length and whether it asked to close.
@@ -266,6 +272,7 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"header values cleaned", get("/newline"), "front"},
 		{"not found", get("/nowhere"), "front"},
 		{"keep-alive", get("/small") + get("/length") + get("/large"), "front front front"},
+		{"context keys", get("/context"), "front"},
 		{"each request of a connection has its own fields", "POST /headers?a=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\nX-B: 3\r\nContent-Length: 2\r\n\r\nhi" +
 			"GET /headers HTTP/1.1\r\nHost: b\r\nX-C: 4\r\n\r\n" + get("/headers") +
 			"GET /headers HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-Many: m\r\n", 40) + "\r\n" + get("/headers"), "front front front front front"},
