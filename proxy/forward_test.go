@@ -737,3 +737,54 @@ func TestGeneralPathCutsABrokenUpstreamBody(t *testing.T) {
 		})
 	}
 }
+
+// slowStopContext is a caller's context whose AfterFunc stop functions are
+// slow, as one is whose goroutine is descheduled: a stop that has not
+// returned by the time it is released is recorded as late.
+type slowStopContext struct {
+	context.Context
+	served  chan struct{} // closed once the handler has returned
+	late    atomic.Bool
+	calling atomic.Bool
+}
+
+func (c *slowStopContext) AfterFunc(func()) func() bool {
+	return func() bool {
+		c.calling.Store(true)
+		select {
+		case <-c.served:
+			c.late.Store(true)
+		case <-time.After(300 * time.Millisecond):
+		}
+		return true
+	}
+}
+
+// TestStallTimerStopsBeforeTheHandlerReturns has an error body stall past
+// its wait, so that its timer closes the body, and then arrive while the
+// timer's Close is still stopping: the handler's own Close must wait for
+// it. A stop that ran after the handler returned would clear what the
+// connection's next request registers on the caller's context.
+func TestStallTimerStopsBeforeTheHandlerReturns(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n")
+		time.Sleep(150 * time.Millisecond) // past the body's wait
+		io.WriteString(c, "{}")
+		time.Sleep(time.Second)
+	})
+	p := directProxy(t, addr, 100*time.Millisecond)
+	ctx := &slowStopContext{Context: context.Background(), served: make(chan struct{})}
+	r := httptest.NewRequest("GET", "/tickets/T-1", nil).WithContext(ctx)
+	p.ServeHTTP(httptest.NewRecorder(), r)
+	close(ctx.served)
+	time.Sleep(400 * time.Millisecond) // for a stop still under way to finish
+	if !ctx.calling.Load() {
+		t.Fatal("no stop was called: the body's timer did not fire")
+	}
+	if ctx.late.Load() {
+		t.Error("the upstream body's stop ran on after the handler returned")
+	}
+}

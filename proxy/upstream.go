@@ -365,6 +365,11 @@ type upstreamBody struct {
 	keep  bool
 	eof   atomic.Bool
 	done  atomic.Bool
+	// closing makes a second Close wait for the first: the handler's Close
+	// must not return while a stall timer's is still under way, whose stop
+	// would otherwise clear what the connection's next request registers
+	// on the caller's context.
+	closing sync.Mutex
 }
 
 func (b *upstreamBody) Read(p []byte) (int, error) {
@@ -391,6 +396,8 @@ func (b *upstreamBody) arrived() bool {
 // Close ends the exchange. A body not read to its end closes the
 // connection rather than draining what is left of it.
 func (b *upstreamBody) Close() error {
+	b.closing.Lock()
+	defer b.closing.Unlock()
 	if !b.done.CompareAndSwap(false, true) {
 		return nil
 	}
