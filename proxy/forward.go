@@ -31,9 +31,8 @@ func (p *Proxy) direct(r *http.Request) bool {
 // forward sends r to the upstream on a pooled connection, lets the rules
 // look at the response, and streams it to the caller.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
-	ex.out = outgoing{p: p, r: r, body: ex.req.Body}
-	replayable := r.Body == nil || r.Body == http.NoBody || ex.req.Body != nil
-	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, &ex.out, replayable, r, &ex.response)
+	ex.out = outgoing{p: p, r: r, body: ex.req.Body, w: w}
+	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, &ex.out, r, &ex.response)
 	if err != nil {
 		if errors.Is(err, errCallerBody) {
 			// The caller's body was malformed or cut short: the upstream
@@ -65,6 +64,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	removeConnectionHeaders(h, connectionTokens)
 	// The id is signpost's, whatever the upstream's Connection names.
 	h[RequestIDHeader] = ex.idValue
+	// Trailers the upstream announced are announced again, the Trailer
+	// field being hop-by-hop, as httputil.ReverseProxy does.
+	announced := len(res.Trailer)
+	if announced > 0 {
+		keys := make([]string, 0, announced)
+		for k := range res.Trailer {
+			keys = append(keys, k)
+		}
+		h["Trailer"] = []string{strings.Join(keys, ", ")}
+	}
 	w.WriteHeader(res.StatusCode)
 	if err := copyBody(w, res, flushesAtOnce(res)); err != nil {
 		if errors.Is(err, errUpstreamBody) {
@@ -74,19 +83,57 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 		}
 		return
 	}
+	if len(res.Trailer) == 0 {
+		return
+	}
+	// A body of trailers goes chunked, however short.
+	http.NewResponseController(w).Flush()
 	for k, vv := range res.Trailer {
-		h[http.TrailerPrefix+k] = vv
+		if announced == len(res.Trailer) {
+			h[k] = vv
+		} else {
+			h[http.TrailerPrefix+k] = vv
+		}
 	}
 }
 
-// outgoing is a request as the upstream receives it, written by writeTo.
+// outgoing is a request as the upstream receives it, written by writeTo,
+// whose informational answers go to w.
 type outgoing struct {
 	p    *Proxy
 	r    *http.Request
 	body []byte // r's body, already read, or nil
+	w    http.ResponseWriter
 }
 
 func (o *outgoing) writeTo(bw *bufio.Writer) error { return o.p.writeRequest(bw, o.r, o.body) }
+
+func (o *outgoing) informational(code int, h http.Header) {
+	wh := o.w.Header()
+	for k, vv := range h {
+		wh[k] = vv
+	}
+	o.w.WriteHeader(code)
+	clear(wh) // a 1xx answer's fields are its own
+}
+
+func (o *outgoing) streams() bool {
+	return o.body == nil && o.r.Body != nil && o.r.Body != http.NoBody
+}
+
+func (o *outgoing) resendable() bool { return !o.streams() }
+
+// idempotent judges as http.Transport does before sending a request
+// again: the method says so, or the request carries an idempotency key.
+func (o *outgoing) idempotent() bool {
+	switch o.r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, key := o.r.Header["Idempotency-Key"]
+	_, xkey := o.r.Header["X-Idempotency-Key"]
+	return key || xkey
+}
 
 // writeRequest writes the request line, headers and body of r as the
 // upstream receives them: hop-by-hop headers dropped, forwarding headers

@@ -60,6 +60,7 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 	h := into.header(n)
 	values := make([]string, n)
 	length := int64(-1)
+	connection := 0
 	for rest := s[line+1:]; rest != ""; {
 		k, v, tail, ok := cutField(rest)
 		if !ok {
@@ -80,6 +81,9 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 			}
 			length, _ = strconv.ParseInt(v, 10, 64)
 		case "Connection":
+			if connection++; connection > 1 {
+				return nil, false // http.ReadResponse drops them all when one says close
+			}
 			if listed([]string{v}, "close") {
 				res.Close = true
 				continue // http.ReadResponse drops it, the framing said

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -29,11 +30,13 @@ type upstreamConns struct {
 
 // Pool sizes. Idle connections past maxIdlePerHost are closed; one idle
 // longer than idleTimeout is closed instead of reused, and one idle longer
-// than probeAfter is checked for a close from the upstream first.
+// than probeAfter is checked first for a close from the upstream, or bytes
+// it sent unasked. Under load a connection is reused within milliseconds
+// and never pays for the check.
 const (
 	maxIdlePerHost = 256
 	idleTimeout    = 90 * time.Second
-	probeAfter     = time.Second
+	probeAfter     = 50 * time.Millisecond
 	max1xx         = 8 // informational responses skipped before the final one
 	// boundedBody is the largest response body that must arrive within the
 	// upstream timeout, like the headers before it.
@@ -66,16 +69,29 @@ type upConn struct {
 	// sending is the request being sent, which write writes; sendOnce,
 	// made once as onRead, sends it from within a raw read, and keeps
 	// what came of it in sent and werr.
-	sending requestWriter
+	sending upstreamRequest
 	onRead  func(uintptr) bool
 	sent    bool
 	werr    error
 }
 
-// requestWriter writes a request for the upstream, each time it is asked:
-// a request may go again on a fresh connection.
-type requestWriter interface {
+// upstreamRequest is a request as an exchange sends it: written each time
+// it is asked, since a request may go again on a fresh connection, and told
+// of the informational answers that come before the final one.
+type upstreamRequest interface {
 	writeTo(bw *bufio.Writer) error
+	// streams reports whether the body streams from the caller as it is
+	// written, and so takes as long as the caller does.
+	streams() bool
+	// informational passes on a 1xx answer, 103 Early Hints say, as
+	// httputil.ReverseProxy does.
+	informational(code int, h http.Header)
+	// resendable reports whether the body can be written again: there is
+	// none, or it was read whole before.
+	resendable() bool
+	// idempotent reports whether sending the request twice does what
+	// sending it once does.
+	idempotent() bool
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
@@ -119,7 +135,7 @@ var (
 
 // get returns an idle connection to addr, or dials a new one. With probe,
 // an idle connection is checked for a close from the upstream however
-// briefly it was idle: for a request that could not be sent again.
+// briefly it was idle: for a request whose body could not be sent again.
 func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe bool) (*upConn, error) {
 	if !mustBeFresh {
 		if c := u.takeIdle(addr, probe); c != nil {
@@ -147,6 +163,15 @@ func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
 		u.idle[addr] = list[:len(list)-1]
 		u.mu.Unlock()
 		idle := now.Sub(c.idleSince)
+		if (idle >= probeAfter || probe) && !c.deadline.IsZero() && c.deadline.Before(now) {
+			// A deadline left from the last exchange ran out while the
+			// connection was idle: it would fail the probe's read at once.
+			c.deadline = time.Time{}
+			if c.SetDeadline(c.deadline) != nil {
+				c.Close()
+				continue
+			}
+		}
 		if idle < probeAfter && !probe || idle < idleTimeout && stillOpen(c.Conn) {
 			c.reused, c.quiet = true, idle < probeAfter
 			return c
@@ -212,12 +237,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // exchange sends the request written by send on a connection to addr and
 // reads the response headers. The response body reads from the connection
 // and, closed, returns it to the pool when the body was read to its end, or
-// closes it. A connection that turns out to have been closed by the upstream
-// while idle is replaced once, when the request can be sent again. A
-// response of the common kind is read into into, when it is not nil.
-func (u *upstreamConns) exchange(ctx context.Context, addr string, send requestWriter, replayable bool, req *http.Request, into *reusedResponse) (*http.Response, error) {
+// closes it. A reused connection that turns out to have been closed by the
+// upstream, before any answer, is replaced once when the request's body can
+// be sent again and sending it again is safe: its method or an idempotency
+// key says it is, as http.Transport judges, or the upstream cannot have
+// taken it, its write having failed or its bytes been refused. A response
+// of the common kind is read into into, when it is not nil.
+func (u *upstreamConns) exchange(ctx context.Context, addr string, send upstreamRequest, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		c, err := u.get(ctx, addr, attempt > 0, !replayable)
+		c, err := u.get(ctx, addr, attempt > 0, !send.resendable())
 		if err != nil {
 			return nil, err
 		}
@@ -225,13 +253,27 @@ func (u *upstreamConns) exchange(ctx context.Context, addr string, send requestW
 		if err == nil {
 			return res, nil
 		}
+		var none noAnswer
+		again := attempt == 0 && c.reused && send.resendable() && errors.As(err, &none) && closedWhileIdle(err) && ctx.Err() == nil &&
+			(send.idempotent() || !none.written || neverReceived(c.Conn))
 		c.discard()
-		if attempt == 0 && c.reused && replayable && closedWhileIdle(err) && ctx.Err() == nil {
+		if again {
 			continue
 		}
 		return nil, err
 	}
 }
+
+// noAnswer is a failure of an exchange before the first byte of an answer:
+// the only kind after which a request may be sent again. written says the
+// request was written whole.
+type noAnswer struct {
+	err     error
+	written bool
+}
+
+func (e noAnswer) Error() string { return e.err.Error() }
+func (e noAnswer) Unwrap() error { return e.err }
 
 // sendThenWait writes the request from within a raw read of the
 // connection, so that the poller watches for the answer from before the
@@ -239,7 +281,9 @@ func (u *upstreamConns) exchange(ctx context.Context, addr string, send requestW
 // which with the upstream on the same CPU it never has, is skipped, and
 // the goroutine parks until the answer arrives. Only a connection with
 // nothing unread may be used so: readiness from before the write is lost.
-func (c *upConn) sendThenWait(raw syscall.RawConn) error {
+// It reports whether the request was written whole, and the error of the
+// write or, after it, of the wait.
+func (c *upConn) sendThenWait(raw syscall.RawConn) (written bool, err error) {
 	if c.onRead == nil {
 		c.onRead = c.sendOnce
 	}
@@ -247,10 +291,13 @@ func (c *upConn) sendThenWait(raw syscall.RawConn) error {
 	rerr := raw.Read(c.onRead)
 	werr := c.werr
 	c.werr = nil
-	if werr != nil {
-		return werr
+	if werr != nil || !c.sent {
+		if werr == nil {
+			werr = rerr // the wait ended before the write was tried
+		}
+		return false, werr
 	}
-	return rerr
+	return true, rerr
 }
 
 // sendOnce is sendThenWait's read callback: the first call writes the
@@ -278,6 +325,49 @@ func (c *upConn) write() error {
 	return err
 }
 
+// earlyAnswerWait bounds the wait for an answer the upstream may have sent
+// before a request's write failed, as http.Transport waits for one.
+const earlyAnswerWait = 50 * time.Millisecond
+
+// answeredEarly reports whether the upstream answered before the write of
+// the request failed with err: one that refuses a body, with a 413 say,
+// may answer and close the connection before reading the body to its end.
+// The answer is then the exchange's, and c.br holds it.
+func (u *upstreamConns) answeredEarly(c *upConn, err error) bool {
+	if errors.Is(err, errCallerBody) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return false // the caller's body broke, or the caller left
+	}
+	c.deadline = time.Now().Add(earlyAnswerWait)
+	if c.SetDeadline(c.deadline) != nil {
+		return false
+	}
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(c)
+	_, perr := c.br.Peek(1)
+	return perr == nil
+}
+
+// waitLonger reports whether err is the deadline an earlier exchange left
+// on c, run out before the header timeout of this one, which began at
+// start, has: it then sets the deadline that timeout asks for.
+func (u *upstreamConns) waitLonger(ctx context.Context, c *upConn, err error, start time.Time) bool {
+	full := start.Add(u.headerTimeout)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil || !c.deadline.Before(full) || !time.Now().Before(full) {
+		return false
+	}
+	c.deadline = full
+	if c.SetDeadline(full) != nil {
+		return false
+	}
+	if ctx.Err() != nil {
+		// The caller left while the deadline was set: the cut it made
+		// must stand.
+		c.cutShort()
+		return false
+	}
+	return true
+}
+
 // closedWhileIdle reports whether err is how a reused connection fails when
 // the upstream closed it before the request arrived.
 func closedWhileIdle(err error) bool {
@@ -285,15 +375,27 @@ func closedWhileIdle(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send requestWriter, req *http.Request, into *reusedResponse) (*http.Response, error) {
+func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamRequest, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
-	// at least three quarters of the timeout remain.
-	if now := time.Now(); c.deadline.IsZero() || c.deadline.Sub(now) < u.headerTimeout*3/4 {
-		c.deadline = now.Add(u.headerTimeout)
+	// at least three quarters of the timeout remain, and made whole by
+	// waitLonger should it run out before the timeout has. A body streamed
+	// from the caller takes as long as the caller takes to send it: the
+	// wait for the headers then starts once it is sent, as http.Transport's
+	// ResponseHeaderTimeout does.
+	start := time.Now()
+	streams := send.streams()
+	switch {
+	case streams && !c.deadline.IsZero():
+		c.deadline = time.Time{}
 		if err := c.SetDeadline(c.deadline); err != nil {
-			return nil, err
+			return nil, noAnswer{err: err}
+		}
+	case !streams && (c.deadline.IsZero() || c.deadline.Sub(start) < u.headerTimeout*3/4):
+		c.deadline = start.Add(u.headerTimeout)
+		if err := c.SetDeadline(c.deadline); err != nil {
+			return nil, noAnswer{err: err}
 		}
 	}
 	if c.cut == nil {
@@ -302,23 +404,45 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send requestWr
 	stop := afterFunc(ctx, c.cut)
 	c.sending = send
 	var err error
-	if raw := c.raw(); raw != nil && c.quiet {
-		err = c.sendThenWait(raw)
+	if raw := c.raw(); raw != nil && c.quiet && !streams {
+		var written bool
+		if written, err = c.sendThenWait(raw); written && err != nil && u.waitLonger(ctx, c, err, start) {
+			err = nil
+		}
 	} else {
 		err = c.write()
 	}
 	c.sending = nil
+	early := false
 	if err != nil {
-		stop()
-		return nil, err
+		if early = u.answeredEarly(c, err); !early {
+			stop()
+			return nil, noAnswer{err: err}
+		}
+		err = nil
+	} else if streams {
+		start = time.Now()
+		c.deadline = start.Add(u.headerTimeout)
+		if err := c.SetDeadline(c.deadline); err != nil {
+			stop()
+			return nil, noAnswer{err: err}
+		}
 	}
-	c.br = readerPool.Get().(*bufio.Reader)
-	c.br.Reset(c)
+	if c.br == nil {
+		c.br = readerPool.Get().(*bufio.Reader)
+		c.br.Reset(c)
+	}
 	// A connection the upstream closed while it was idle ends before the
 	// first byte; told apart from a response cut short, it may be retried.
-	if _, err := c.br.Peek(1); err != nil {
-		stop()
-		return nil, err
+	for {
+		_, err := c.br.Peek(1)
+		if err == nil {
+			break
+		}
+		if !u.waitLonger(ctx, c, err, start) {
+			stop()
+			return nil, noAnswer{err: err, written: !early}
+		}
 	}
 	var res *http.Response
 	for i := 0; ; i++ {
@@ -333,11 +457,22 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send requestWr
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || i == max1xx {
 			break
 		}
+		send.informational(res.StatusCode, res.Header)
 	}
 	if res.StatusCode < 200 {
 		stop()
 		res.Body.Close()
 		return nil, errors.New("the upstream answered " + res.Status + " where a final response was due")
+	}
+	if early {
+		// The request was not sent whole: the connection ends with the
+		// answer, whose body has the rest of the header timeout.
+		res.Close = true
+		c.deadline = start.Add(u.headerTimeout)
+		if err := c.SetDeadline(c.deadline); err != nil {
+			stop()
+			return nil, err
+		}
 	}
 	// A small body arrives within the same bound; one of unknown or large
 	// size streams for as long as the upstream takes.

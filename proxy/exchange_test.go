@@ -1,0 +1,329 @@
+package proxy
+
+// Tests of the direct path's exchanges with the upstream, each held to what
+// the general path, httputil.ReverseProxy over http.Transport, does.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// bothPaths builds a direct and a general proxy, as handlers, in front of
+// addr, with the given upstream timeout.
+func bothPaths(t *testing.T, addr string, timeout time.Duration) (direct, general *Proxy) {
+	t.Helper()
+	cfg, err := rules.Load("testdata/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &url.URL{Scheme: "http", Host: addr}
+	direct, err = New(cfg, Options{Upstream: u, UpstreamTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := NewTransport(timeout)
+	general, err = New(cfg, Options{Upstream: u, Transport: transport, UpstreamTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if direct.conns == nil || general.conns != nil {
+		t.Fatal("paths not as expected")
+	}
+	t.Cleanup(func() { direct.Close(); general.Close(); transport.CloseIdleConnections() })
+	return direct, general
+}
+
+func serveOn(p *Proxy, r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, r)
+	return w
+}
+
+// TestDirectPathSendsNonIdempotentRequestsOnce sends a POST, and a PATCH
+// whose body signpost read, on a reused connection whose upstream reads the
+// request, as if it acted on it, and closes without answering: neither path
+// may send it again, as http.Transport does not.
+func TestDirectPathSendsNonIdempotentRequestsOnce(t *testing.T) {
+	for _, tc := range []struct{ path, method, target, body string }{
+		{"direct", "POST", "/elsewhere", ""},
+		{"general", "POST", "/elsewhere", ""},
+		{"direct", "PATCH", "/tickets/T-1", `{"status":"open"}`}, // routed: its body read, and so sendable again
+		{"general", "PATCH", "/tickets/T-1", `{"status":"open"}`},
+	} {
+		path := tc.path
+		t.Run(path+" "+tc.method, func(t *testing.T) {
+			var posts atomic.Int32
+			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+				for i := 0; ; i++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if req.Method == tc.method {
+						posts.Add(1)
+						if i > 0 {
+							return // acted on it, then died without answering
+						}
+					}
+					io.WriteString(c, okResponse)
+				}
+			})
+			direct, general := bothPaths(t, addr, 2*time.Second)
+			p := map[string]*Proxy{"direct": direct, "general": general}[path]
+			if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Code != 200 {
+				t.Fatalf("warm-up GET: %d", w.Code)
+			}
+			var body io.Reader // nil: an empty body, as servers give one (http.NoBody)
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			w := serveOn(p, httptest.NewRequest(tc.method, tc.target, body))
+			t.Logf("%s: %s answered %d; upstream received it %d times", path, tc.method, w.Code, posts.Load())
+			if n := posts.Load(); n != 1 {
+				t.Errorf("%s path: upstream received one non-idempotent %s %d times", path, tc.method, n)
+			}
+		})
+	}
+}
+
+// TestDirectPathDropsBytesSentOnAnIdleConnection has the upstream send an
+// answer nobody asked for on a connection idle after a complete exchange:
+// the next caller must get its own answer, not those bytes, as
+// http.Transport drops such a connection.
+func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
+	for _, path := range []string{"direct", "general"} {
+		t.Run(path, func(t *testing.T) {
+			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+				for i := 0; ; i++ {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					io.WriteString(c, okResponse)
+					if i == 0 {
+						time.Sleep(30 * time.Millisecond)
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n\"stale\"")
+					}
+				}
+			})
+			direct, general := bothPaths(t, addr, 2*time.Second)
+			p := map[string]*Proxy{"direct": direct, "general": general}[path]
+			if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Body.String() != "{}" {
+				t.Fatalf("first: %d %q", w.Code, w.Body)
+			}
+			time.Sleep(150 * time.Millisecond)
+			w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+			if w.Body.String() != "{}" {
+				t.Errorf("%s path: second caller got %d %q; want its own answer {}", path, w.Code, w.Body)
+			}
+		})
+	}
+}
+
+// slowReader yields one piece every gap.
+type slowReader struct {
+	pieces int
+	gap    time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	if s.pieces == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(s.gap)
+	s.pieces--
+	return copy(p, "0123456789"), nil
+}
+
+// TestDirectPathTimesTheHeadersFromTheEndOfAStreamedBody streams a body
+// for longer than the upstream timeout, which bounds the wait for the
+// answer's headers: as on the general path, the wait starts once the body
+// is sent.
+func TestDirectPathTimesTheHeadersFromTheEndOfAStreamedBody(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, strings.Repeat("x", int(n/10)))
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	direct, general := bothPaths(t, u.Host, 200*time.Millisecond)
+	for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+		r := httptest.NewRequest("POST", "/elsewhere", &slowReader{pieces: 6, gap: 80 * time.Millisecond})
+		r.ContentLength = -1
+		w := serveOn(p, r)
+		t.Logf("%s: %d %q", name, w.Code, w.Body.String())
+		if w.Code != 200 {
+			t.Errorf("%s path: a 480ms upload with a 200ms header timeout answered %d", name, w.Code)
+		}
+	}
+}
+
+// TestDirectPathPassesOnAnAnswerSentBeforeTheBodyWasRead has the upstream
+// answer 413 at once and close, without reading a large body: the caller
+// must get the 413, as http.Transport gives it, and not a 502 saying the
+// call did not take effect.
+func TestDirectPathPassesOnAnAnswerSentBeforeTheBodyWasRead(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		io.WriteString(w, "too large")
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	direct, general := bothPaths(t, u.Host, 2*time.Second)
+	body := bytes.Repeat([]byte("z"), 32<<20)
+	for _, name := range []string{"general", "direct"} {
+		p := map[string]*Proxy{"direct": direct, "general": general}[name]
+		r := httptest.NewRequest("POST", "/elsewhere", bytes.NewReader(body))
+		w := serveOn(p, r)
+		t.Logf("%s: %d %.120q", name, w.Code, w.Body.String())
+		if w.Code != 413 {
+			t.Errorf("%s path answered %d; the upstream answered 413", name, w.Code)
+		}
+	}
+}
+
+// TestDirectPathDropsWhatTwoConnectionLinesName: an answer whose Connection
+// field comes in two lines, one of them close, reaches the caller as the
+// general path passes it on.
+func TestDirectPathDropsWhatTwoConnectionLinesName(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: X-Internal\r\nX-Internal: secret\r\nContent-Length: 2\r\n\r\n{}")
+	})
+	direct, general := bothPaths(t, addr, 2*time.Second)
+	d := serveOn(direct, httptest.NewRequest("GET", "/elsewhere", nil))
+	g := serveOn(general, httptest.NewRequest("GET", "/elsewhere", nil))
+	if a, b := d.Header().Get("X-Internal"), g.Header().Get("X-Internal"); a != b {
+		t.Errorf("X-Internal: direct %q, general %q", a, b)
+	}
+}
+
+// TestDirectPathPassesOnEarlyHints: an upstream's 103 Early Hints before
+// its answer reach the caller on both paths.
+func TestDirectPathPassesOnEarlyHints(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"+okResponse)
+		}
+	})
+	u := "http://" + addr
+	direct, general := proxyPair(t, u)
+	for _, base := range []string{general.URL, direct.URL} {
+		var hints atomic.Int32
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			Got1xxResponse: func(code int, h textproto.MIMEHeader) error { hints.Add(1); return nil },
+		})
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/elsewhere", nil)
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		name := map[bool]string{true: "direct", false: "general"}[base == direct.URL]
+		if hints.Load() != 1 {
+			t.Errorf("%s path: caller got %d 1xx responses; the upstream sent one 103", name, hints.Load())
+		}
+	}
+}
+
+// TestDirectPathGivesAReusedConnectionTheWholeTimeout: a reused connection
+// keeps the deadline of its last exchange while three quarters of the
+// timeout remain; an answer that comes within the timeout must still be
+// waited for.
+func TestDirectPathGivesAReusedConnectionTheWholeTimeout(t *testing.T) {
+	const timeout = 2 * time.Second
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for i := 0; ; i++ {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if i == 1 {
+				time.Sleep(1800 * time.Millisecond) // within the 2s timeout
+			}
+			io.WriteString(c, okResponse)
+		}
+	})
+	direct, general := bothPaths(t, addr, timeout)
+	for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+		serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+		time.Sleep(400 * time.Millisecond) // 1.6s of the old deadline left: >= 3/4, kept
+		start := time.Now()
+		w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+		if w.Code != 200 {
+			t.Errorf("%s path: an answer 1.8s into a 2s timeout got %d after %v", name, w.Code, time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+// TestDirectPathKeepsAConnectionPastItsLastDeadline: a connection idle past
+// probeAfter is probed before reuse; the deadline its last exchange left,
+// run out since, must not fail the probe of a healthy connection.
+func TestDirectPathKeepsAConnectionPastItsLastDeadline(t *testing.T) {
+	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(c, okResponse)
+		}
+	})
+	p := directProxy(t, addr, 300*time.Millisecond)
+	serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+	time.Sleep(1200 * time.Millisecond) // idle past probeAfter and past the old deadline
+	serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("two requests 1.2s apart opened %d connections to a healthy upstream; want 1", n)
+	}
+}
+
+// TestDirectPathAnnouncesTrailers: an upstream's trailers are announced in
+// a Trailer field before the body, as the general path announces them.
+func TestDirectPathAnnouncesTrailers(t *testing.T) {
+	up := echoUpstream(t)
+	direct, general := proxyPair(t, up.URL)
+	raw := "GET /elsewhere HTTP/1.1\r\nHost: a\r\nX-Answer: trailers\r\n\r\n"
+	for name, base := range map[string]string{"direct": direct.URL, "general": general.URL} {
+		c, err := net.Dial("tcp", base[len("http://"):])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, raw)
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		announced := len(res.Trailer)
+		io.ReadAll(res.Body)
+		c.Close()
+		t.Logf("%s: announced %d, trailers after body %v", name, announced, res.Trailer)
+		if announced == 0 {
+			t.Errorf("%s path: no Trailer field announced the trailers", name)
+		}
+	}
+}
