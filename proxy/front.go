@@ -596,7 +596,7 @@ func validHost(h string) bool {
 		b := h[i]
 		switch {
 		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case bytes.IndexByte([]byte("!$%&'()*+,-.:;=@[]_~"), b) >= 0:
+		case bytes.IndexByte([]byte("!$%&'()*+,-.:;=[]_~"), b) >= 0:
 		default:
 			return false
 		}
@@ -633,12 +633,13 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 
 	c.mu.Lock()
 	c.serving, c.body = true, body
-	c.mu.Unlock()
+	// Set under the lock the watch takes, which may reset it.
 	if c.timer == nil {
 		c.timer = time.AfterFunc(watchAfter, c.watch)
 	} else {
 		c.timer.Reset(watchAfter)
 	}
+	c.mu.Unlock()
 	s.handler.ServeHTTP(w, req)
 	c.timer.Stop()
 	c.endWatch()
@@ -698,12 +699,19 @@ func (c *frontConn) writer() *bufio.Writer {
 	return c.bw
 }
 
-// watch runs watchAfter into a request: when the request's body is read and
-// nothing more is buffered, it reads the connection, which returns when the
-// caller sends its next request, which is kept, or leaves, which cancels
-// the request's context.
+// watch runs watchAfter into a request, and again every watchAfter until
+// the request's body is read: then, when nothing more is buffered, it reads
+// the connection, which returns when the caller sends its next request,
+// which is kept, or leaves, which cancels the request's context.
 func (c *frontConn) watch() {
 	c.mu.Lock()
+	if c.serving && c.body != nil && c.body.left > 0 && c.watching == nil {
+		// The body is still to be read: the watch comes back once more of
+		// it may have been.
+		c.timer.Reset(watchAfter)
+		c.mu.Unlock()
+		return
+	}
 	if !c.serving || c.body != nil && c.body.left > 0 || c.br.Buffered() > 0 || c.in.hasByte || c.watching != nil {
 		c.mu.Unlock()
 		return

@@ -60,7 +60,7 @@ func (w *frontResponse) reset(req *http.Request, body *frontBody) {
 	w.req, w.body = req, body
 	w.status, w.written, w.contentLength, w.err = 0, 0, -1, nil
 	w.wroteHeader, w.sent, w.done, w.chunked = false, false, false, false
-	w.closeAfter, w.bodyLeft = req.Close, false
+	w.closeAfter, w.bodyLeft = req.Close || hasToken(req.Header["Connection"], "close"), false
 	w.head = req.Method == http.MethodHead
 	w.held = w.held[:0]
 }
@@ -206,7 +206,7 @@ const sniffLen = 512
 
 // sniffs reports whether the response's type will be sniffed from its body.
 func (w *frontResponse) sniffs() bool {
-	return bodyAllowed(w.status) && !w.haveType && len(w.encoding) == 0 && w.te == ""
+	return bodyAllowed(w.status) && !w.haveType && firstValue(w.encoding) == "" && w.te == ""
 }
 
 // Flush sends what is written so far to the caller.
@@ -347,7 +347,7 @@ func (w *frontResponse) send(p []byte) {
 	}
 	dropType, dropLength, dropTE := false, false, false
 	if bodyAllowed(w.status) {
-		if len(w.encoding) == 0 && !w.haveType && w.te == "" && len(p) > 0 {
+		if firstValue(w.encoding) == "" && !w.haveType && w.te == "" && len(p) > 0 {
 			setType = http.DetectContentType(p)
 		}
 	} else {
@@ -425,10 +425,20 @@ func (w *frontResponse) writeFields(bw *bufio.Writer, withType bool) {
 }
 
 // hasToken reports whether the first of the Connection values names tok,
-// as net/http's check does.
+// as net/http's server checks it: tok anywhere in the value, between
+// spaces, tabs or commas, in any case.
 func hasToken(values []string, tok string) bool {
-	return len(values) > 0 && listed(values[:1], tok)
+	v := firstValue(values)
+	for i := 0; i+len(tok) <= len(v); i++ {
+		if (i == 0 || tokenBoundary(v[i-1])) && (i+len(tok) == len(v) || tokenBoundary(v[i+len(tok)])) &&
+			strings.EqualFold(v[i:i+len(tok)], tok) {
+			return true
+		}
+	}
+	return false
 }
+
+func tokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
 func bodyAllowed(status int) bool {
 	return (status < 100 || status > 199) && status != http.StatusNoContent && status != http.StatusNotModified

@@ -99,6 +99,10 @@ func frontHandler(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d %q %v", len(b), clipString(string(b)), err)
 	case "/ignore":
 		io.WriteString(w, "body ignored")
+	case "/emptyencoding":
+		// An empty Content-Encoding is none: the type is still sniffed.
+		w.Header()["Content-Encoding"] = []string{""}
+		io.WriteString(w, "<!DOCTYPE html><html><body>sniffed</body></html>")
 	case "/context":
 		// The keys net/http's server sets, which handlers such as
 		// httputil.ReverseProxy read.
@@ -273,6 +277,9 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"not found", get("/nowhere"), "front"},
 		{"keep-alive", get("/small") + get("/length") + get("/large"), "front front front"},
 		{"context keys", get("/context"), "front"},
+		{"empty content encoding", get("/emptyencoding"), "front"},
+		{"close among other tokens", "GET /small HTTP/1.1\r\nHost: a\r\nConnection: keep-alive close\r\n\r\n" + get("/small"), "front"},
+		{"host with user info", "GET /small HTTP/1.1\r\nHost: user@example.test\r\n\r\n", ""},
 		{"each request of a connection has its own fields", "POST /headers?a=1 HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\nX-B: 3\r\nContent-Length: 2\r\n\r\nhi" +
 			"GET /headers HTTP/1.1\r\nHost: b\r\nX-C: 4\r\n\r\n" + get("/headers") +
 			"GET /headers HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X-Many: m\r\n", 40) + "\r\n" + get("/headers"), "front front front front front"},
@@ -669,6 +676,44 @@ func TestFrontReadTimeoutCountsFromTheHead(t *testing.T) {
 			answer, _ := io.ReadAll(c)
 			if strings.Contains(string(answer), `5 "hello" <nil>`) {
 				t.Errorf("the body, sent %v after the head began, was read whole; the read timeout is %v:\n%s", 2*step, timeout, answer)
+			}
+		})
+	}
+}
+
+// TestFrontWatchWaitsForTheBody has a caller send its body after the watch
+// would first look, then leave while the handler waits: the front must
+// watch once the body is read, and cancel the request's context, as
+// net/http's server does.
+func TestFrontWatchWaitsForTheBody(t *testing.T) {
+	for _, server := range []string{"front", "net/http"} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			seen := make(chan string, 1)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				select {
+				case <-r.Context().Done():
+					seen <- "canceled"
+				case <-time.After(2 * time.Second):
+					seen <- "not canceled within 2s"
+				}
+			})
+			addr := startNetHTTP(t, h)
+			if server == "front" {
+				addr, _ = startFront(t, h)
+			}
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
+			time.Sleep(3 * watchAfter)
+			io.WriteString(c, "hello")
+			time.Sleep(3 * watchAfter)
+			c.Close()
+			if got := <-seen; got != "canceled" {
+				t.Errorf("the caller left after sending its body late; the handler's context was %s", got)
 			}
 		})
 	}
