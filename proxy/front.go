@@ -660,7 +660,9 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 		keep = false
 	}
 	c.releaseWriter()
-	if w.bodyLeft {
+	if w.bodyLeft || !keep && body != nil && body.unread() && c.ctx.Err() == nil {
+		// Closed with the caller's bytes unread, the connection would be
+		// reset, and the caller might lose the answer.
 		c.lingerClose()
 	}
 	w.req, w.body = nil, nil
@@ -844,6 +846,13 @@ func (b *frontBody) detach() {
 
 // close ends the body once the handler returned.
 func (b *frontBody) close() { _ = b.Close() }
+
+// unread reports whether some of the body was neither read nor drained.
+func (b *frontBody) unread() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left > 0
+}
 
 // What settle found of a request body as the answer's header goes out.
 const (

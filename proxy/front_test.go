@@ -719,6 +719,41 @@ func TestFrontWatchWaitsForTheBody(t *testing.T) {
 	}
 }
 
+// TestFrontClosesWithoutAResetOverAnUnreadBody has a handler ask to close
+// and leave unread a small body that came after the head: the caller must
+// read the answer and then the end of the connection, not a reset, on the
+// front as on net/http.
+func TestFrontClosesWithoutAResetOverAnUnreadBody(t *testing.T) {
+	for _, server := range []string{"front", "net/http"} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(100 * time.Millisecond) // the body is in by now, unread
+				w.Header().Set("Connection", "close")
+				io.WriteString(w, "denied")
+			})
+			addr := startNetHTTP(t, h)
+			if server == "front" {
+				addr, _ = startFront(t, h)
+			}
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
+			time.Sleep(30 * time.Millisecond)
+			io.WriteString(c, "hello")
+			time.Sleep(300 * time.Millisecond) // the answer, and what follows it, are in
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			b, err := io.ReadAll(c)
+			if err != nil || !strings.Contains(string(b), "denied") {
+				t.Errorf("read %q, %v; want the answer, then the end of the connection", b, err)
+			}
+		})
+	}
+}
+
 // TestFrontWatchOutlivesTheHeaderDeadline has a caller leave after its
 // request's header deadline passed: the handler must still see it go.
 func TestFrontWatchOutlivesTheHeaderDeadline(t *testing.T) {
