@@ -327,3 +327,31 @@ func TestDirectPathAnnouncesTrailers(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectPathBoundsTheAnswersHead has the upstream answer with a head
+// of 11 MiB: both paths must refuse it, as http.Transport refuses a head
+// over 10 MiB, rather than hold it all.
+func TestDirectPathBoundsTheAnswersHead(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		bw := bufio.NewWriter(c)
+		bw.WriteString("HTTP/1.1 200 OK\r\n")
+		line := "X-Filler: " + strings.Repeat("f", 1000) + "\r\n"
+		for range (11 << 20) / len(line) {
+			if _, err := bw.WriteString(line); err != nil {
+				return
+			}
+		}
+		bw.WriteString(okResponse[len("HTTP/1.1 200 OK\r\n"):])
+		bw.Flush()
+	})
+	direct, general := bothPaths(t, addr, 5*time.Second)
+	for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+		w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+		if w.Code != http.StatusBadGateway {
+			t.Errorf("%s path: an answer with an 11 MiB head got %d %.80q; want 502", name, w.Code, w.Body.String())
+		}
+	}
+}

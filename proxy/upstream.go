@@ -73,6 +73,34 @@ type upConn struct {
 	onRead  func(uintptr) bool
 	sent    bool
 	werr    error
+	// headLeft, while positive, is what http.ReadResponse may still read
+	// of an answer's head; reads past it fail with errHeadTooLarge.
+	headLeft    int64
+	readingHead bool
+}
+
+// maxResponseHead bounds an answer's head, as http.Transport's
+// MaxResponseHeaderBytes does by default.
+const maxResponseHead = 10 << 20
+
+// errHeadTooLarge is an answer whose head is over maxResponseHead.
+var errHeadTooLarge = errors.New("the upstream's response headers exceeded 10 MiB")
+
+// Read reads the connection, within what is left of the head's bound while
+// a head is read.
+func (c *upConn) Read(p []byte) (int, error) {
+	if !c.readingHead {
+		return c.Conn.Read(p)
+	}
+	if c.headLeft <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > c.headLeft {
+		p = p[:c.headLeft]
+	}
+	n, err := c.Conn.Read(p)
+	c.headLeft -= int64(n)
+	return n, err
 }
 
 // upstreamRequest is a request as an exchange sends it: written each time
@@ -448,7 +476,9 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 	for i := 0; ; i++ {
 		var simple bool
 		if res, simple = readSimpleResponse(c.br, req, into); !simple {
+			c.readingHead, c.headLeft = true, maxResponseHead-int64(c.br.Buffered())
 			res, err = http.ReadResponse(c.br, req)
+			c.readingHead = false
 		}
 		if err != nil {
 			stop()
