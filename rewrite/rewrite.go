@@ -90,11 +90,26 @@ func (e *Error) ProblemJSON() []byte {
 	return e.AppendProblemJSON(make([]byte, 0, 200+len(e.Message)+len(e.Received)))
 }
 
+// statusTitle is the reason phrase of status, or, for a status with none,
+// the phrase of its class: RFC 9457 asks for a summary in title.
+func statusTitle(status int) string {
+	if t := http.StatusText(status); t != "" {
+		return t
+	}
+	switch {
+	case status >= 500:
+		return "Server Error"
+	case status >= 400:
+		return "Client Error"
+	}
+	return "Error"
+}
+
 // AppendProblemJSON appends ProblemJSON's rendering of e to b.
 func (e *Error) AppendProblemJSON(b []byte) []byte {
 	o := openObject(b)
 	o.str("type", "about:blank")
-	o.str("title", http.StatusText(e.Status))
+	o.str("title", statusTitle(e.Status))
 	o.member("status")
 	o.b = strconv.AppendInt(o.b, int64(e.Status), 10)
 	o.str("code", e.Code)
@@ -286,8 +301,15 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 	if f := rule.Field; f.Check(req.Value(f)) || !anyOtherFault(route, req, f) {
 		return e // well formed (an existence or business error), or alone at fault
 	}
-	own := Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
-	faults := validate(route, req, lim.Received, &own)
+	// The rule's answer stands for its field when it states the field's
+	// rule; one with a message of its own (no such ticket) speaks of
+	// existence, and the malformed value is listed as signpost would
+	// find it, so that a fault reads the same whichever side found it.
+	var own *Entry
+	if rule.StatesRule {
+		own = &Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
+	}
+	faults := validate(route, req, lim.Received, own)
 	if len(faults) == 1 {
 		return e
 	}

@@ -98,5 +98,15 @@ func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
 		return &Error{Status: 400, Code: CodeInvalidJSON,
 			Message: "the request body is not valid JSON; send one JSON object with the fields " + strings.Join(names, ", ")}
 	}
-	return Batch(400, Validate(route, req, lim.Received), lim.Errors)
+	e := Batch(400, Validate(route, req, lim.Received), lim.Errors)
+	if e != nil && len(e.Errors) == 0 {
+		// One fault: a field that names the call producing its values
+		// names it in next_call too, as after the upstream.
+		if f := route.Field(e.Field); f != nil && f.Lookup != nil {
+			if sent := req.Value(f); sent.Exists() {
+				e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, lim.Received)}}}
+			}
+		}
+	}
+	return e
 }

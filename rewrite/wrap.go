@@ -110,13 +110,16 @@ func quotable(s string) bool {
 		}
 		prev = r
 	}
-	lower := strings.ToLower(s)
+	if digitRun(s) >= 12 {
+		return false // a card or account number, written in groups
+	}
 	sql := 0
-	for w := range strings.FieldsFuncSeq(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
-		if len(w) >= 16 && strings.ContainsAny(w, "0123456789") {
+	for word := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+		w := strings.ToLower(word)
+		if utf8.RuneCountInString(w) >= 16 && strings.IndexFunc(w, unicode.IsDigit) >= 0 {
 			return false // a key, a hash, an id from a database
 		}
-		if internalWords[w] || strings.HasPrefix(w, "ora-") {
+		if internalWords[w] || strings.HasPrefix(w, "ora-") || className(word) {
 			return false
 		}
 		if sqlWords[w] {
@@ -124,6 +127,41 @@ func quotable(s string) bool {
 		}
 	}
 	return sql < 2
+}
+
+// className reports whether a word reads as the name of an exception or
+// error class: NumberFormatException, TypeError.
+func className(word string) bool {
+	w := strings.ToLower(word)
+	if strings.Contains(w, "exception") {
+		return true
+	}
+	if !strings.HasSuffix(w, "error") || w == "error" {
+		return false
+	}
+	for i := 1; i < len(word); i++ {
+		if unicode.IsLower(rune(word[i-1])) && unicode.IsUpper(rune(word[i])) {
+			return true // CamelCase, as class names are written
+		}
+	}
+	return false
+}
+
+// digitRun returns the most digits in one run of s made of digits and the
+// spaces and dashes that group them.
+func digitRun(s string) int {
+	most, n := 0, 0
+	for _, r := range s {
+		switch {
+		case unicode.IsDigit(r):
+			n++
+			most = max(most, n)
+		case r == ' ' || r == '-':
+		default:
+			n = 0
+		}
+	}
+	return most
 }
 
 // proseMarks is the punctuation a quotable message may hold besides spaces.

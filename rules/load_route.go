@@ -269,9 +269,13 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 		}
 	}
 	f.Suggest = suggest.NewSet(f.Enum, f.Aliases)
+	// Of aliases alike but for case, the one that sorts first wins, as in
+	// suggest.NewSet: every load of a file answers the same.
 	f.aliasesFolded = make(map[string]string, len(f.Aliases))
-	for alias, v := range f.Aliases {
-		f.aliasesFolded[strings.ToLower(alias)] = v
+	for _, alias := range slices.Sorted(maps.Keys(f.Aliases)) {
+		if k := strings.ToLower(alias); f.aliasesFolded[k] == "" {
+			f.aliasesFolded[k] = f.Aliases[alias]
+		}
 	}
 	f.ListBudget = cmp.Or(f.ListBudget, l.cfg.Limits.ListTokens, DefaultListTokens)
 	if at["list_tokens"] != nil && at["list_tokens"].Value == "0" {
