@@ -57,9 +57,10 @@ func formatNames() []string {
 func (f *Format) numeric() bool { return f.Kind == gjson.Number }
 
 func isRFC3339UTC(s string) bool {
-	// time.Parse also takes a comma before fractional seconds; RFC 3339
-	// does not.
-	if !strings.HasSuffix(s, "Z") || strings.Contains(s, ",") {
+	// time.Parse also takes a comma before fractional seconds, and an hour
+	// of one digit; RFC 3339 takes neither.
+	if !strings.HasSuffix(s, "Z") || strings.Contains(s, ",") || len(s) < len("2006-01-02T15:04:05Z") ||
+		s[10] != 'T' || s[13] != ':' || s[16] != ':' {
 		return false
 	}
 	_, err := time.Parse(time.RFC3339Nano, s)

@@ -263,6 +263,10 @@ func (l *loader) document(data []byte, needs string) *yaml.Node {
 		return nil
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		if next := (yaml.Node{}); dec.Decode(&next) == nil {
+			l.errorf(&next, "", "the %s's first YAML document is empty, and a second starts here; a %s holds one document, so remove the --- line before it", l.noun(), l.noun())
+			return nil
+		}
 		l.errorf(nil, "", "the %s is empty; %s", l.noun(), needs)
 		return nil
 	}
@@ -906,6 +910,13 @@ func checkTemplate(s string) error {
 		why = strings.TrimSuffix(why, " in "+strconv.Quote(s))
 		why = strings.TrimPrefix(why, "error parsing regexp: ")
 		return fmt.Errorf("path %q is not a valid template: %s; variables look like {ticket_id} or {id:[0-9]+}", s, why)
+	}
+	for _, v := range templatePatterns(s) {
+		if v.raw != v.name {
+			// mux names the variable with its spaces, and no field
+			// named without them would ever be found.
+			return fmt.Errorf("path %q: variable {%s} has spaces around its name; write {%s}", s, v.raw, v.name)
+		}
 	}
 	vars := templateVars(s)
 	for i, v := range vars {

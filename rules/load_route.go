@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -201,6 +200,14 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 		f.Example = f.defaultExample()
 	}
 	l.valueSet(f, n, path, at)
+	if f.Catalog != nil && at["example"] != nil && !slices.Contains(f.Enum, f.Example) {
+		// Checked once the catalog's values are the field's.
+		eg := f.Catalog.Example
+		if eg == "" && len(f.Enum) > 0 {
+			eg = f.Enum[0]
+		}
+		l.errorf(at["example"], join(path, "example"), "example %q is not one of the catalog's permitted values; drop it, or use one, e.g. %q", f.Example, eg)
+	}
 	f.Rule = f.ruleText()
 }
 
@@ -216,12 +223,22 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 		if f.Example == "" || at["example"] == nil {
 			f.Example = c.Example
 		}
-		merged := maps.Clone(c.Aliases)
-		if merged == nil && f.Aliases != nil {
-			merged = map[string]string{}
+		if len(c.Aliases)+len(f.Aliases) > 0 {
+			// The field's own aliases win, over a catalog's that differs
+			// only in case too.
+			own := make(map[string]bool, len(f.Aliases))
+			for a := range f.Aliases {
+				own[strings.ToLower(a)] = true
+			}
+			merged := make(map[string]string, len(c.Aliases)+len(f.Aliases))
+			for a, v := range c.Aliases {
+				if !own[strings.ToLower(a)] {
+					merged[a] = v
+				}
+			}
+			maps.Copy(merged, f.Aliases)
+			f.Aliases = merged
 		}
-		maps.Copy(merged, f.Aliases) // the field's own aliases win
-		f.Aliases = merged
 	}
 	if f.Enum == nil {
 		for _, k := range []string{"hidden", "aliases", "rule", "list_tokens"} {
@@ -277,9 +294,10 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 			f.aliasesFolded[k] = f.Aliases[alias]
 		}
 	}
-	f.ListBudget = cmp.Or(f.ListBudget, l.cfg.Limits.ListTokens, DefaultListTokens)
-	if at["list_tokens"] != nil && at["list_tokens"].Value == "0" {
-		f.ListBudget = 0
+	if at["list_tokens"] == nil {
+		// The file's limit, DefaultListTokens unless it set one: 0
+		// included, which lists no set.
+		f.ListBudget = l.cfg.Limits.ListTokens
 	}
 	f.ListCost = Tokens(listing(f.Enum))
 	f.Listed = f.ListCost >= 0 && f.ListCost <= f.ListBudget

@@ -289,7 +289,9 @@ func (r *Route) ExpandPath(values map[string]string) string {
 	return fillTemplate(r.Path, func(name string) string { return values[name] })
 }
 
-type templateVar struct{ name, pattern string }
+// templateVar is a variable of a path template: its name, trimmed, as
+// written (raw), and its pattern.
+type templateVar struct{ name, raw, pattern string }
 
 // templatePatterns returns the variables of a mux path template, each with
 // its regex anchored as mux matches it, or "" when it has none.
@@ -307,7 +309,7 @@ func templatePatterns(tpl string) []templateVar {
 			depth--
 			if depth == 0 {
 				name, re, ok := strings.Cut(tpl[start:i], ":")
-				v := templateVar{name: strings.TrimSpace(name)}
+				v := templateVar{name: strings.TrimSpace(name), raw: name}
 				if ok {
 					v.pattern = "^(?:" + re + ")$"
 				}
