@@ -83,3 +83,28 @@ func TestRuleFileMistakesFound(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesToldApartByTheirPatterns: two templates that differ only in
+// their variables' patterns route apart, and load; two that differ only
+// in their variables' names route alike, and do not.
+func TestRoutesToldApartByTheirPatterns(t *testing.T) {
+	two := func(a, b string) string {
+		return "routes:\n  first:\n    method: GET\n    path: '" + a + "'\n  second:\n    method: GET\n    path: '" + b + "'\n"
+	}
+	tests := []struct {
+		a, b  string
+		alike bool
+	}{
+		{"/events/{id:[0-9]+}", "/events/{slug:[a-z-]+}", false},
+		{"/events/{id:[0-9]{3}}", "/events/{id:[0-9]{4}}", false},
+		{"/events/{id}", "/events/{slug}", true},
+		{"/events/{id}", "/events/{slug:[^/]+}", true},
+		{"/events/{id:[0-9]+}", "/events/{n:[0-9]+}", true},
+	}
+	for _, tt := range tests {
+		_, err := Parse("x.yaml", []byte(two(tt.a, tt.b)))
+		if refused := err != nil && strings.Contains(err.Error(), "is already routed"); refused != tt.alike {
+			t.Errorf("%s and %s: refused as routed alike %v, want %v (%v)", tt.a, tt.b, refused, tt.alike, err)
+		}
+	}
+}

@@ -879,20 +879,28 @@ func templateVars(tpl string) []string {
 	return names
 }
 
-// templateShape blanks the variable names of a template so that templates
-// that route alike compare equal.
+// templateShape blanks the variable names of a template, keeping their
+// patterns, so that templates that route alike compare equal and two that
+// mux tells apart by their patterns (/events/{id:[0-9]+} and
+// /events/{slug:[a-z-]+}) do not.
 func templateShape(tpl string) string {
 	var b strings.Builder
-	depth := 0
+	depth, start := 0, 0
 	for i := 0; i < len(tpl); i++ {
 		switch c := tpl[i]; {
 		case c == '{':
 			if depth == 0 {
-				b.WriteString("{}")
+				start = i + 1
 			}
 			depth++
 		case c == '}':
-			depth--
+			if depth--; depth == 0 {
+				_, pattern, _ := strings.Cut(tpl[start:i], ":")
+				if pattern == "[^/]+" {
+					pattern = "" // mux's own, written out
+				}
+				b.WriteString("{" + pattern + "}")
+			}
 		case depth == 0:
 			b.WriteByte(c)
 		}
