@@ -123,3 +123,20 @@ func TestProblemTitleForAStatusWithoutAPhrase(t *testing.T) {
 		}
 	}
 }
+
+// TestNullFillsNoCallArgument: a lookup field sent as null names no
+// next_call with a null argument, which the call it names would refuse.
+func TestNullFillsNoCallArgument(t *testing.T) {
+	cfg := loadRules(t)
+	rt, req := route(t, cfg, "POST", "/tickets")
+	req.Body = []byte(`{"title":"x","status":"open","priority":"p1","customer_id":null}`)
+	up := &rewrite.Upstream{Status: 404, Header: http.Header{}, Body: &rules.Body{Raw: []byte(`{"error":"No such customer"}`)}}
+	rule := rt.MatchError(404, up.Body)
+	if rule == nil {
+		t.Fatal("no rule matched the 404")
+	}
+	b := rewrite.Matched(rule, up, req, cfg.Limits.Received).JSON()
+	if d := decodeContract(t, b); d.NextCall != nil {
+		t.Errorf("next_call for a customer_id sent as null: %s", b)
+	}
+}

@@ -273,7 +273,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	switch {
 	case rule.NextCall != nil:
 		e.NextCall = callFrom(rule.NextCall, req, maxReceived)
-	case f != nil && f.Lookup != nil && sent.Exists():
+	case f != nil && f.Lookup != nil && carried(sent):
 		e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, maxReceived)}}}
 	}
 	if e.Retryable {
@@ -316,6 +316,10 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 	return Batch(up.Status, faults, lim.Errors)
 }
 
+// carried reports whether a request carried a value that can fill a call's
+// argument: one that is there, and not null, which a call cannot search by.
+func carried(v gjson.Result) bool { return v.Exists() && v.Type != gjson.Null }
+
 // anyOtherFault reports whether a declared field other than f breaks its
 // constraint, before any entry is built for the batch.
 func anyOtherFault(route *rules.Route, req *Request, f *rules.Field) bool {
@@ -328,14 +332,14 @@ func anyOtherFault(route *rules.Route, req *Request, f *rules.Field) bool {
 }
 
 // callFrom fills a call's arguments from the failed request; an argument
-// whose field the request did not carry is left out.
+// whose field the request did not carry, or carried as null, is left out.
 func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
 	out := &Call{Name: c.Route.Name, Arguments: make([]Argument, 0, len(c.Args))}
 	for _, a := range c.Args {
 		if req == nil {
 			break
 		}
-		if v := req.Value(a.From); v.Exists() {
+		if v := req.Value(a.From); carried(v) {
 			out.Arguments = append(out.Arguments, Argument{a.Name, appendValue(nil, v, maxReceived)})
 		}
 	}

@@ -103,7 +103,7 @@ func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
 		// One fault: a field that names the call producing its values
 		// names it in next_call too, as after the upstream.
 		if f := route.Field(e.Field); f != nil && f.Lookup != nil {
-			if sent := req.Value(f); sent.Exists() {
+			if sent := req.Value(f); carried(sent) {
 				e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, lim.Received)}}}
 			}
 		}
