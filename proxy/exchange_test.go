@@ -282,16 +282,7 @@ func TestDirectPathGivesAReusedConnectionTheWholeTimeout(t *testing.T) {
 // probeAfter is probed before reuse; the deadline its last exchange left,
 // run out since, must not fail the probe of a healthy connection.
 func TestDirectPathKeepsAConnectionPastItsLastDeadline(t *testing.T) {
-	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
-			io.WriteString(c, okResponse)
-		}
-	})
+	addr, accepted := answeringUpstream(t)
 	p := directProxy(t, addr, 300*time.Millisecond)
 	serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
 	time.Sleep(1200 * time.Millisecond) // idle past probeAfter and past the old deadline

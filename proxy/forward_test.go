@@ -273,8 +273,10 @@ func directProxy(t *testing.T, addr string, timeout time.Duration) *Proxy {
 
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 
-func TestDirectPathReusesConnections(t *testing.T) {
-	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+// answeringUpstream is a raw upstream that answers every request on a
+// connection with okResponse, and counts the connections it accepts.
+func answeringUpstream(t *testing.T) (addr string, accepted *atomic.Int32) {
+	return rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
 		for {
 			req, err := http.ReadRequest(br)
 			if err != nil {
@@ -284,6 +286,10 @@ func TestDirectPathReusesConnections(t *testing.T) {
 			io.WriteString(c, okResponse)
 		}
 	})
+}
+
+func TestDirectPathReusesConnections(t *testing.T) {
+	addr, accepted := answeringUpstream(t)
 	p := directProxy(t, addr, time.Second)
 	for i := range 20 {
 		method, body := "GET", ""

@@ -681,6 +681,26 @@ func TestFrontReadTimeoutCountsFromTheHead(t *testing.T) {
 	}
 }
 
+// postLate serves h on the front or on net/http, and sends it a POST whose
+// five-byte body follows its head after late; it returns the connection.
+func postLate(t *testing.T, server string, h http.Handler, late time.Duration) net.Conn {
+	t.Helper()
+	var addr string
+	if server == "front" {
+		addr, _ = startFront(t, h)
+	} else {
+		addr = startNetHTTP(t, h)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
+	time.Sleep(late)
+	io.WriteString(c, "hello")
+	return c
+}
+
 // TestFrontWatchWaitsForTheBody has a caller send its body after the watch
 // would first look, then leave while the handler waits: the front must
 // watch once the body is read, and cancel the request's context, as
@@ -699,17 +719,7 @@ func TestFrontWatchWaitsForTheBody(t *testing.T) {
 					seen <- "not canceled within 2s"
 				}
 			})
-			addr := startNetHTTP(t, h)
-			if server == "front" {
-				addr, _ = startFront(t, h)
-			}
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
-			time.Sleep(3 * watchAfter)
-			io.WriteString(c, "hello")
+			c := postLate(t, server, h, 3*watchAfter)
 			time.Sleep(3 * watchAfter)
 			c.Close()
 			if got := <-seen; got != "canceled" {
@@ -732,18 +742,8 @@ func TestFrontClosesWithoutAResetOverAnUnreadBody(t *testing.T) {
 				w.Header().Set("Connection", "close")
 				io.WriteString(w, "denied")
 			})
-			addr := startNetHTTP(t, h)
-			if server == "front" {
-				addr, _ = startFront(t, h)
-			}
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := postLate(t, server, h, 30*time.Millisecond)
 			defer c.Close()
-			io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
-			time.Sleep(30 * time.Millisecond)
-			io.WriteString(c, "hello")
 			time.Sleep(300 * time.Millisecond) // the answer, and what follows it, are in
 			c.SetReadDeadline(time.Now().Add(2 * time.Second))
 			b, err := io.ReadAll(c)
