@@ -49,6 +49,7 @@ const (
 	OutcomeWrapped     = "wrapped"     // an upstream error no rule matched, wrapped
 	OutcomePassthrough = "passthrough" // an upstream error passed through
 	OutcomeFailed      = "failed"      // the upstream could not be reached or timed out
+	OutcomeCancelled   = "cancelled"   // the caller closed its connection before the answer
 )
 
 // New creates the collectors and registers them with reg.

@@ -257,7 +257,7 @@ func collect(acc map[string]*routeAcc, mf *dto.MetricFamily) {
 
 // outcomeOrder is the order outcomes are listed in.
 var outcomeOrder = []string{metrics.OutcomeSuccess, metrics.OutcomeRewritten, metrics.OutcomeRejected,
-	metrics.OutcomeWrapped, metrics.OutcomePassthrough, metrics.OutcomeFailed}
+	metrics.OutcomeWrapped, metrics.OutcomePassthrough, metrics.OutcomeFailed, metrics.OutcomeCancelled}
 
 // render formats what r holds for the route called name; r may be nil.
 func (r *routeAcc) render(name string) *pageRoute {

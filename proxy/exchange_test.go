@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,51 +57,111 @@ func serveOn(p *Proxy, r *http.Request) *httptest.ResponseRecorder {
 
 // TestDirectPathSendsNonIdempotentRequestsOnce sends a POST, and a PATCH
 // whose body signpost read, on a reused connection whose upstream reads the
-// request, as if it acted on it, and closes without answering: neither path
-// may send it again, as http.Transport does not.
+// request, as if it acted on it, and ends the connection without
+// answering: with a close, with a reset, or with a reset having read only
+// the head. Neither path may send it again, as http.Transport does not: a
+// reset says only that the peer's socket is gone, not that it never read
+// the request.
 func TestDirectPathSendsNonIdempotentRequestsOnce(t *testing.T) {
-	for _, tc := range []struct{ path, method, target, body string }{
-		{"direct", "POST", "/elsewhere", ""},
-		{"general", "POST", "/elsewhere", ""},
-		{"direct", "PATCH", "/tickets/T-1", `{"status":"open"}`}, // routed: its body read, and so sendable again
-		{"general", "PATCH", "/tickets/T-1", `{"status":"open"}`},
+	for _, tc := range []struct{ method, target, body, end string }{
+		{"POST", "/elsewhere", "", "close"},
+		{"POST", "/elsewhere", "", "reset"},
+		{"POST", "/elsewhere", "twelve bytes", "reset"},
+		{"POST", "/elsewhere", "twelve bytes", "reset, head read"},
+		{"PATCH", "/tickets/T-1", `{"status":"open"}`, "close"}, // routed: its body read, and so sendable again
+		{"PATCH", "/tickets/T-1", `{"status":"open"}`, "reset"},
 	} {
-		path := tc.path
-		t.Run(path+" "+tc.method, func(t *testing.T) {
-			var posts atomic.Int32
-			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
-				for i := 0; ; i++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if req.Method == tc.method {
-						posts.Add(1)
-						if i > 0 {
-							return // acted on it, then died without answering
+		for _, path := range []string{"direct", "general"} {
+			t.Run(fmt.Sprintf("%s %s %q %s", path, tc.method, tc.body, tc.end), func(t *testing.T) {
+				var posts atomic.Int32
+				addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+					for i := 0; ; i++ {
+						req, err := http.ReadRequest(br)
+						if err != nil {
+							return
 						}
+						if tc.end != "reset, head read" {
+							io.Copy(io.Discard, req.Body)
+						}
+						if req.Method == tc.method {
+							posts.Add(1)
+							if i > 0 {
+								// Acted on it, then died without answering.
+								if tc.end != "close" {
+									c.(*net.TCPConn).SetLinger(0)
+								}
+								c.Close()
+								return
+							}
+						}
+						io.WriteString(c, okResponse)
 					}
-					io.WriteString(c, okResponse)
+				})
+				direct, general := bothPaths(t, addr, 2*time.Second)
+				p := map[string]*Proxy{"direct": direct, "general": general}[path]
+				if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Code != 200 {
+					t.Fatalf("warm-up GET: %d", w.Code)
+				}
+				var body io.Reader // nil: an empty body, as servers give one (http.NoBody)
+				if tc.body != "" {
+					body = strings.NewReader(tc.body)
+				}
+				w := serveOn(p, httptest.NewRequest(tc.method, tc.target, body))
+				if n := posts.Load(); n != 1 || w.Code != http.StatusBadGateway {
+					t.Errorf("%s path: upstream received one non-idempotent %s %d times, and the caller got %d; want once, and 502",
+						path, tc.method, n, w.Code)
 				}
 			})
-			direct, general := bothPaths(t, addr, 2*time.Second)
-			p := map[string]*Proxy{"direct": direct, "general": general}[path]
-			if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Code != 200 {
-				t.Fatalf("warm-up GET: %d", w.Code)
-			}
-			var body io.Reader // nil: an empty body, as servers give one (http.NoBody)
-			if tc.body != "" {
-				body = strings.NewReader(tc.body)
-			}
-			w := serveOn(p, httptest.NewRequest(tc.method, tc.target, body))
-			t.Logf("%s: %s answered %d; upstream received it %d times", path, tc.method, w.Code, posts.Load())
-			if n := posts.Load(); n != 1 {
-				t.Errorf("%s path: upstream received one non-idempotent %s %d times", path, tc.method, n)
-			}
-		})
+		}
 	}
 }
+
+// TestDirectPathResendsOnlyWhereTransportWould: whether a request that got
+// no answer goes again, by what is known of it, as http.Transport's
+// shouldRetryRequest judges.
+func TestDirectPathResendsOnlyWhereTransportWould(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	get := httptest.NewRequest("GET", "/", nil)
+	post := httptest.NewRequest("POST", "/", nil)
+	keyed := httptest.NewRequest("POST", "/", nil)
+	keyed.Header.Set("Idempotency-Key", "k1")
+	for _, tc := range []struct {
+		name       string
+		e          noAnswer
+		reused     bool
+		r          *http.Request
+		resendable bool
+		want       bool
+	}{
+		{"found stale before writing, fresh connection", noAnswer{err: errStale, stale: true, unsent: true}, false, post, false, true},
+		{"found stale before writing, a streamed body", noAnswer{err: errStale, stale: true, unsent: true}, true, post, false, true},
+		{"nothing written, body resendable", noAnswer{err: reset, unsent: true}, true, post, true, true},
+		{"nothing written, body streamed", noAnswer{err: reset, unsent: true}, true, post, false, false},
+		{"nothing written on a fresh connection", noAnswer{err: reset, unsent: true}, false, post, true, false},
+		{"POST written, then reset", noAnswer{err: reset}, true, post, true, false},
+		{"POST written, then closed", noAnswer{err: io.EOF}, true, post, true, false},
+		{"GET written, then reset", noAnswer{err: reset}, true, get, true, true},
+		{"GET written, then closed", noAnswer{err: io.EOF}, true, get, true, true},
+		{"GET written, then cut mid-answer", noAnswer{err: io.ErrUnexpectedEOF}, true, get, true, false},
+		{"GET on a fresh connection", noAnswer{err: io.EOF}, false, get, true, false},
+		{"POST with an idempotency key, then reset", noAnswer{err: reset}, true, keyed, true, true},
+	} {
+		send := &fixedRequest{r: tc.r, resend: tc.resendable}
+		if got := tc.e.mayResend(tc.reused, send); got != tc.want {
+			t.Errorf("%s: may send again = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// fixedRequest is an upstreamRequest whose body is, or is not, resendable.
+type fixedRequest struct {
+	outgoing
+	r      *http.Request
+	resend bool
+}
+
+func (f *fixedRequest) resendable() bool { return f.resend }
+func (f *fixedRequest) replayable() bool { return replayable(f.r) }
 
 // TestDirectPathDropsBytesSentOnAnIdleConnection has the upstream send an
 // answer nobody asked for on a connection idle after a complete exchange:
@@ -115,7 +177,7 @@ func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
 					}
 					io.WriteString(c, okResponse)
 					if i == 0 {
-						time.Sleep(30 * time.Millisecond)
+						time.Sleep(5 * time.Millisecond)
 						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n\"stale\"")
 					}
 				}
@@ -125,7 +187,9 @@ func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
 			if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Body.String() != "{}" {
 				t.Fatalf("first: %d %q", w.Code, w.Body)
 			}
-			time.Sleep(150 * time.Millisecond)
+			// Well after the upstream's second write, and however briefly
+			// the connection was idle.
+			time.Sleep(30 * time.Millisecond)
 			w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
 			if w.Body.String() != "{}" {
 				t.Errorf("%s path: second caller got %d %q; want its own answer {}", path, w.Code, w.Body)
@@ -343,6 +407,100 @@ func TestDirectPathBoundsTheAnswersHead(t *testing.T) {
 		w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
 		if w.Code != http.StatusBadGateway {
 			t.Errorf("%s path: an answer with an 11 MiB head got %d %.80q; want 502", name, w.Code, w.Body.String())
+		}
+	}
+}
+
+// TestDirectPathFlushesTheHeadBeforeAStreamedBody streams a body over
+// 600 ms: on both paths the upstream must have the head at once, as
+// http.Transport flushes it, so that it can answer the head alone, not
+// once 4 KiB of body or its end have come.
+func TestDirectPathFlushesTheHeadBeforeAStreamedBody(t *testing.T) {
+	heads := make(chan time.Time, 2)
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			heads <- time.Now()
+			io.Copy(io.Discard, req.Body)
+			io.WriteString(c, okResponse)
+		}
+	})
+	direct, general := bothPaths(t, addr, 2*time.Second)
+	for _, chunked := range []bool{false, true} {
+		for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+			r := httptest.NewRequest("POST", "/elsewhere", &slowReader{pieces: 6, gap: 100 * time.Millisecond})
+			r.ContentLength = 60
+			if chunked {
+				r.ContentLength = -1
+			}
+			sent := time.Now()
+			w := serveOn(p, r)
+			at := <-heads
+			if d := at.Sub(sent); d > 300*time.Millisecond || w.Code != 200 {
+				t.Errorf("%s path, chunked %v: the head reached the upstream %v after the request began, and the caller got %d; want it at once, and 200",
+					name, chunked, d.Round(time.Millisecond), w.Code)
+			}
+		}
+	}
+}
+
+// TestDirectPathAnswersAStatusBelow100 has the upstream answer 099: no
+// caller can be sent that, and both paths answer 502
+// upstream_invalid_response rather than panic in WriteHeader.
+func TestDirectPathAnswersAStatusBelow100(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n")
+		}
+	})
+	direct, general := bothPaths(t, addr, 2*time.Second)
+	for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+		w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
+		if w.Code != http.StatusBadGateway || !strings.HasPrefix(w.Body.String(), `{"error":"upstream_invalid_response"`) {
+			t.Errorf("%s path: got %d %s; want 502 upstream_invalid_response", name, w.Code, w.Body)
+		}
+	}
+}
+
+// cutBody is a request body that fails once its context is done, as a
+// caller's body does when the caller goes.
+type cutBody struct{ ctx context.Context }
+
+func (b cutBody) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestACallerThatLeftGetsNoAnswerNobodyWrote: when the caller's context
+// ends, while the upstream takes its time or while its body is read, both
+// paths answer 499 request_cancelled, never an empty 200 by default.
+func TestACallerThatLeftGetsNoAnswerNobodyWrote(t *testing.T) {
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		if req, err := http.ReadRequest(br); err == nil {
+			io.Copy(io.Discard, req.Body)
+		}
+		io.Copy(io.Discard, br) // no answer, until signpost lets go
+	})
+	direct, general := bothPaths(t, addr, 5*time.Second)
+	for _, body := range []bool{false, true} {
+		for name, p := range map[string]*Proxy{"direct": direct, "general": general} {
+			ctx, cancel := context.WithCancel(context.Background())
+			r := httptest.NewRequest("GET", "/elsewhere", nil)
+			if body {
+				r = httptest.NewRequest("POST", "/elsewhere", cutBody{ctx})
+				r.ContentLength = 10
+			}
+			time.AfterFunc(50*time.Millisecond, cancel)
+			w := serveOn(p, r.WithContext(ctx))
+			if w.Code != statusCallerClosed || !strings.HasPrefix(w.Body.String(), `{"error":"request_cancelled"`) {
+				t.Errorf("%s path, body %v: got %d %q; want 499 request_cancelled", name, body, w.Code, w.Body)
+			}
 		}
 	}
 }

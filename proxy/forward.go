@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/textproto"
 	"strconv"
 	"strings"
@@ -123,15 +122,31 @@ func (o *outgoing) streams() bool {
 
 func (o *outgoing) resendable() bool { return !o.streams() }
 
-// idempotent judges as http.Transport does before sending a request
-// again: the method says so, or the request carries an idempotency key.
-func (o *outgoing) idempotent() bool {
-	switch o.r.Method {
+func (o *outgoing) replayable() bool { return replayable(o.r) }
+
+// replayable judges as http.Transport does before sending a request
+// again on its own: the method is one that reads, or the request carries
+// an idempotency key.
+func replayable(r *http.Request) bool {
+	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
 		return true
 	}
-	_, key := o.r.Header["Idempotency-Key"]
-	_, xkey := o.r.Header["X-Idempotency-Key"]
+	return idempotencyKey(r.Header)
+}
+
+// idempotent reports whether sending r twice does what sending it once
+// does (RFC 9110, section 9.2.2), or r carries an idempotency key: what a
+// caller may be told when the upstream's answer was lost.
+func idempotent(r *http.Request) bool {
+	return replayable(r) || r.Method == http.MethodPut || r.Method == http.MethodDelete
+}
+
+// idempotencyKey reports whether h carries a key by which the upstream
+// tells a repeated request from a new one.
+func idempotencyKey(h http.Header) bool {
+	_, key := h["Idempotency-Key"]
+	_, xkey := h["X-Idempotency-Key"]
 	return key || xkey
 }
 
@@ -181,15 +196,10 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 		bw.WriteString("\r\n\r\n")
 	case size < 0 && streamed:
 		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
-		cw := httputil.NewChunkedWriter(bw)
-		if _, err := copyRequestBody(cw, callerBody{r.Body}); err != nil {
+		if err := flushUnlessArrived(bw, r.Body); err != nil {
 			return err
 		}
-		if err := cw.Close(); err != nil {
-			return err
-		}
-		_, err := bw.WriteString("\r\n")
-		return err
+		return copyChunked(bw, callerBody{r.Body})
 	default:
 		_, err := bw.WriteString("\r\n")
 		return err
@@ -199,13 +209,66 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 		_, err := bw.Write(body)
 		return err
 	case streamed:
-		n, err := copyRequestBody(bw, io.LimitReader(callerBody{r.Body}, size))
+		if err := flushUnlessArrived(bw, r.Body); err != nil {
+			return err
+		}
+		n, err := copyRequestBody(flushing{bw}, io.LimitReader(callerBody{r.Body}, size))
 		if err == nil && n < size {
 			err = fmt.Errorf("%w: %w", errCallerBody, errShortBody)
 		}
 		return err
 	}
 	return nil
+}
+
+// flushUnlessArrived sends what bw holds of a request, its head, before
+// its body streams from the caller, as http.Transport does: the upstream
+// may answer the head alone (401, 413) while the caller is still sending.
+// A body that has arrived whole goes with the head, in one write.
+func flushUnlessArrived(bw *bufio.Writer, body io.Reader) error {
+	if b, ok := body.(interface{ arrived() bool }); ok && b.arrived() {
+		return nil
+	}
+	return bw.Flush()
+}
+
+// flushing writes each piece of a streamed body on at once, as it comes
+// from the caller, rather than once a buffer fills.
+type flushing struct{ bw *bufio.Writer }
+
+func (f flushing) Write(p []byte) (int, error) {
+	n, err := f.bw.Write(p)
+	if err == nil {
+		err = f.bw.Flush()
+	}
+	return n, err
+}
+
+// copyChunked writes src to bw in chunked framing, each piece sent on as
+// it comes from the caller, then the last chunk.
+func copyChunked(bw *bufio.Writer, src io.Reader) error {
+	buf := largeBuffers.Get()
+	defer largeBuffers.Put(buf)
+	var size [16]byte
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			bw.Write(strconv.AppendInt(size[:0], int64(n), 16))
+			bw.WriteString("\r\n")
+			bw.Write(buf[:n])
+			bw.WriteString("\r\n")
+			if ferr := bw.Flush(); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			_, err = bw.WriteString("0\r\n\r\n")
+			return err
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func writeHeader(bw *bufio.Writer, k, v string) {
@@ -256,7 +319,8 @@ func (b callerBody) Read(p []byte) (int, error) {
 // end: malformed chunked framing, or a caller that stopped sending.
 func (p *Proxy) unreadableBody(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	if r.Context().Err() != nil {
-		return // the caller left; nobody reads an answer
+		p.cancelled(w, ex)
+		return
 	}
 	ex.outcome = metrics.OutcomeRejected
 	p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",

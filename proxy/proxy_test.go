@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -421,20 +424,54 @@ func (timeoutErr) Error() string   { return "net/http: timeout awaiting response
 func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
+// TestUpstreamFailure: signpost's answer to an exchange that failed says
+// whether the call may have taken effect. Only a request none of whose
+// bytes left is said not to have; a lost answer to one that may be
+// repeated (GET, PUT, or with an idempotency key) is retryable, and one
+// to a PATCH is not: the agent must check first.
 func TestUpstreamFailure(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	for _, tc := range []struct {
-		err    error
-		status int
-		code   string
+		err       error
+		method    string
+		header    []string
+		status    int
+		code      string
+		retryable bool
+		says      string
 	}{
-		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), 502, "upstream_unavailable"},
-		{timeoutErr{}, 504, "upstream_timeout"},
-		{context.DeadlineExceeded, 504, "upstream_timeout"},
+		{refused, "PATCH", nil, 502, "upstream_unavailable", true, "did not take effect"},
+		{noAnswer{err: io.EOF, unsent: true}, "PATCH", nil, 502, "upstream_unavailable", true, "did not take effect"},
+		{reset, "PATCH", nil, 502, "upstream_unavailable", false, "may or may not have taken effect"},
+		{noAnswer{err: io.EOF}, "PATCH", nil, 502, "upstream_unavailable", false, "may or may not have taken effect"},
+		{reset, "PATCH", []string{"Idempotency-Key", "k1"}, 502, "upstream_unavailable", true, "same effect"},
+		{reset, "GET", nil, 502, "upstream_unavailable", true, "same effect"},
+		{reset, "PUT", nil, 502, "upstream_unavailable", true, "same effect"},
+		{invalidStatus(99), "GET", nil, 502, "upstream_invalid_response", false, "status 099"},
+		{timeoutErr{}, "PATCH", nil, 504, "upstream_timeout", true, "may or may not have taken effect"},
+		{context.DeadlineExceeded, "PATCH", nil, 504, "upstream_timeout", true, "may or may not have taken effect"},
 	} {
+		name := fmt.Sprintf("%s %v %v", tc.method, tc.header, tc.err)
 		f := newProxy(t, &roundTrip{err: tc.err})
-		w := f.do("PATCH", "/tickets/T-1", `{"status":"open"}`)
-		if w.Code != tc.status || !strings.HasPrefix(w.Body.String(), `{"error":"`+tc.code+`"`) || !strings.HasSuffix(w.Body.String(), `"retryable":true}`) {
-			t.Errorf("%v: got %d %s; want %d with code %s, retryable", tc.err, w.Code, w.Body, tc.status, tc.code)
+		target, route := "/tickets/T-1", "update_ticket"
+		if tc.method != "PATCH" {
+			target, route = "/elsewhere", metrics.Unrouted
+		}
+		r := httptest.NewRequest(tc.method, target, strings.NewReader(`{"status":"open"}`))
+		for i := 0; i+1 < len(tc.header); i += 2 {
+			r.Header.Set(tc.header[i], tc.header[i+1])
+		}
+		w := httptest.NewRecorder()
+		f.p.ServeHTTP(w, r)
+		var got struct {
+			Error     string `json:"error"`
+			Message   string `json:"message"`
+			Retryable bool   `json:"retryable"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != tc.status || got.Error != tc.code ||
+			got.Retryable != tc.retryable || !strings.Contains(got.Message, tc.says) {
+			t.Errorf("%s: got %d %s; want %d with code %s, retryable %v, saying %q", name, w.Code, w.Body, tc.status, tc.code, tc.retryable, tc.says)
 		}
 		if strings.Contains(w.Body.String(), "127.0.0.1") || strings.Contains(w.Body.String(), "net/http") {
 			t.Errorf("body leaks the transport error: %s", w.Body)
@@ -442,8 +479,8 @@ func TestUpstreamFailure(t *testing.T) {
 		if got := w.Result().Header.Get("Content-Type"); got != "application/json" {
 			t.Errorf("Content-Type %q", got)
 		}
-		if c := f.counter(t, "signpost_upstream_failures_total", "route", "update_ticket", "code", tc.code); c != 1 {
-			t.Errorf("failures counter = %v; want 1", c)
+		if c := f.counter(t, "signpost_upstream_failures_total", "route", route, "code", tc.code); c != 1 {
+			t.Errorf("%s: failures counter = %v; want 1", name, c)
 		}
 	}
 }

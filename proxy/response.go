@@ -24,6 +24,11 @@ import (
 // route concerns, and, under the wrap policy, any other error. Everything
 // else streams through as it arrived, with the request id added.
 func (p *Proxy) modifyResponse(res *http.Response) error {
+	if res.StatusCode < 100 {
+		// No caller can be sent it: httputil.ReverseProxy answers the
+		// error through upstreamFailed instead.
+		return invalidStatus(res.StatusCode)
+	}
 	ex, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
 	if ex == nil {
 		return nil
@@ -482,22 +487,21 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 	p.failed(w, r, ex, err)
 }
 
-// failed is upstreamFailed for the exchange ex.
+// failed is upstreamFailed for the exchange ex. Its answer says whether
+// the call may have taken effect: not when nothing of it reached the
+// upstream; perhaps when the upstream may have read it and then closed,
+// failed to answer in time, or answered with a status HTTP has no meaning
+// for.
 func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err error) {
 	if r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return // the caller left; nobody reads an answer
+		p.cancelled(w, ex)
+		return
 	}
 	routeName := metrics.Unrouted
 	if ex.route != nil {
 		routeName = ex.route.Name
 	}
-	e := rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
-		"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		e = rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
-			"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", true)
-	}
+	e := failure(err, idempotent(r))
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
@@ -506,6 +510,60 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact(err.Error()))
 	p.answer(w, ex, e)
 }
+
+// failure is the answer to an exchange that failed with err, for a request
+// that may be repeated, or not, with the same effect.
+func failure(err error, repeatable bool) *rewrite.Error {
+	var ne net.Error
+	var status invalidStatus
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
+			"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", true)
+	case errors.As(err, &status):
+		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
+			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may or may not have taken effect, so check before repeating it", int(status)), false)
+	case nothingSent(err):
+		return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+			"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
+	case repeatable:
+		return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+			"the upstream service closed the connection without answering; the call may be repeated with the same effect, retry it shortly", true)
+	}
+	return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+		"the upstream service closed the connection without answering; the call may or may not have taken effect, so check before repeating it", false)
+}
+
+// nothingSent reports whether err ended an exchange before any byte of
+// its request was written: the connection could not be made, or the
+// request's first write failed.
+func nothingSent(err error) bool {
+	var none noAnswer
+	if errors.As(err, &none) {
+		return none.unsent
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// cancelled answers a request whose caller closed its connection, or its
+// sending side, before the answer: signpost cut the call to the upstream
+// short. A caller that only half-closed still reads this answer; one that
+// left makes its write fail, which is as well. Either way no answer is
+// made up.
+func (p *Proxy) cancelled(w http.ResponseWriter, ex *exchange) {
+	ex.outcome = metrics.OutcomeCancelled
+	p.calledOn(ex)
+	p.log.Info("caller closed before the answer", "request_id", ex.id)
+	p.answer(w, ex, callerClosed)
+}
+
+// callerClosed is the answer to a caller that closed first. 499 is the
+// status proxies log for it; there is no standard one.
+var callerClosed = rewrite.Failure(statusCallerClosed, "request_cancelled",
+	"the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call", false)
+
+const statusCallerClosed = 499
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,15 +29,13 @@ type upstreamConns struct {
 	closed bool
 }
 
-// Pool sizes. Idle connections past maxIdlePerHost are closed; one idle
-// longer than idleTimeout is closed instead of reused, and one idle longer
-// than probeAfter is checked first for a close from the upstream, or bytes
-// it sent unasked. Under load a connection is reused within milliseconds
-// and never pays for the check.
+// Pool sizes. Idle connections past maxIdlePerHost are closed, and one idle
+// longer than idleTimeout is closed instead of reused. Every connection is
+// checked just before a request is written on it, for a close from the
+// upstream or bytes it sent unasked, however briefly it was idle.
 const (
 	maxIdlePerHost = 256
 	idleTimeout    = 90 * time.Second
-	probeAfter     = 50 * time.Millisecond
 	max1xx         = 8 // informational responses skipped before the final one
 	// boundedBody is the largest response body that must arrive within the
 	// upstream timeout, like the headers before it.
@@ -61,11 +60,11 @@ type upConn struct {
 	// deadline is the one in force on the connection; zero is none.
 	deadline time.Time
 	br       *bufio.Reader
-	// quiet is set while the connection is fresh or was idle too briefly
-	// for the upstream to have closed it: nothing is waiting to be read.
-	quiet bool
-	rc    syscall.RawConn
-	cut   func() // cutShort, made once
+	rc       syscall.RawConn
+	cut      func() // cutShort, made once
+	// written counts the bytes written on the connection: a request none
+	// of whose bytes were written cannot have been read by the upstream.
+	written int64
 	// sending is the request being sent, which write writes; sendOnce,
 	// made once as onRead, sends it from within a raw read, and keeps
 	// what came of it in sent and werr.
@@ -103,6 +102,13 @@ func (c *upConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write writes p on the connection, counting what was written.
+func (c *upConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.written += int64(n)
+	return n, err
+}
+
 // upstreamRequest is a request as an exchange sends it: written each time
 // it is asked, since a request may go again on a fresh connection, and told
 // of the informational answers that come before the final one.
@@ -117,9 +123,10 @@ type upstreamRequest interface {
 	// resendable reports whether the body can be written again: there is
 	// none, or it was read whole before.
 	resendable() bool
-	// idempotent reports whether sending the request twice does what
-	// sending it once does.
-	idempotent() bool
+	// replayable reports whether the request may be sent again on its
+	// own, as http.Transport judges: sending it twice does what sending
+	// it once does.
+	replayable() bool
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
@@ -161,12 +168,10 @@ var (
 	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
 )
 
-// get returns an idle connection to addr, or dials a new one. With probe,
-// an idle connection is checked for a close from the upstream however
-// briefly it was idle: for a request whose body could not be sent again.
-func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe bool) (*upConn, error) {
+// get returns an idle connection to addr, or dials a new one.
+func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh bool) (*upConn, error) {
 	if !mustBeFresh {
-		if c := u.takeIdle(addr, probe); c != nil {
+		if c := u.takeIdle(addr); c != nil {
 			return c, nil
 		}
 	}
@@ -174,10 +179,12 @@ func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh, probe
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{Conn: nonblocking(nc), addr: addr, quiet: true}, nil
+	return &upConn{Conn: nonblocking(nc), addr: addr}, nil
 }
 
-func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
+// takeIdle returns the connection to addr idle the shortest time, closing
+// those idle too long; nil when there is none.
+func (u *upstreamConns) takeIdle(addr string) *upConn {
 	now := time.Now()
 	for {
 		u.mu.Lock()
@@ -190,18 +197,8 @@ func (u *upstreamConns) takeIdle(addr string, probe bool) *upConn {
 		list[len(list)-1] = nil
 		u.idle[addr] = list[:len(list)-1]
 		u.mu.Unlock()
-		idle := now.Sub(c.idleSince)
-		if (idle >= probeAfter || probe) && !c.deadline.IsZero() && c.deadline.Before(now) {
-			// A deadline left from the last exchange ran out while the
-			// connection was idle: it would fail the probe's read at once.
-			c.deadline = time.Time{}
-			if c.SetDeadline(c.deadline) != nil {
-				c.Close()
-				continue
-			}
-		}
-		if idle < probeAfter && !probe || idle < idleTimeout && stillOpen(c.Conn) {
-			c.reused, c.quiet = true, idle < probeAfter
+		if now.Sub(c.idleSince) < idleTimeout {
+			c.reused = true
 			return c
 		}
 		c.Close()
@@ -265,15 +262,18 @@ var aLongTimeAgo = time.Unix(1, 0)
 // exchange sends the request written by send on a connection to addr and
 // reads the response headers. The response body reads from the connection
 // and, closed, returns it to the pool when the body was read to its end, or
-// closes it. A reused connection that turns out to have been closed by the
-// upstream, before any answer, is replaced once when the request's body can
-// be sent again and sending it again is safe: its method or an idempotency
-// key says it is, as http.Transport judges, or the upstream cannot have
-// taken it, its write having failed or its bytes been refused. A response
-// of the common kind is read into into, when it is not nil.
+// closes it. A request goes again, once, on a fresh connection only where
+// http.Transport would send it again: the connection was found closed, or
+// holding bytes nobody asked for, before any of the request was written;
+// none of it was written and its body can be written again; or a reused
+// connection ended before the first byte of an answer, and the request may
+// be repeated (its method or an idempotency key says so) with its body. A
+// request that is not idempotent is never sent again once a byte of it may
+// have been read. A response of the common kind is read into into, when it
+// is not nil.
 func (u *upstreamConns) exchange(ctx context.Context, addr string, send upstreamRequest, req *http.Request, into *reusedResponse) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		c, err := u.get(ctx, addr, attempt > 0, !send.resendable())
+		c, err := u.get(ctx, addr, attempt > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -281,36 +281,58 @@ func (u *upstreamConns) exchange(ctx context.Context, addr string, send upstream
 		if err == nil {
 			return res, nil
 		}
-		var none noAnswer
-		again := attempt == 0 && c.reused && send.resendable() && errors.As(err, &none) && closedWhileIdle(err) && ctx.Err() == nil &&
-			(send.idempotent() || !none.written || neverReceived(c.Conn))
 		c.discard()
-		if again {
-			continue
+		var none noAnswer
+		if attempt > 0 || ctx.Err() != nil || !errors.As(err, &none) || !none.mayResend(c.reused, send) {
+			return nil, err
 		}
-		return nil, err
 	}
 }
 
 // noAnswer is a failure of an exchange before the first byte of an answer:
-// the only kind after which a request may be sent again. written says the
-// request was written whole.
+// the only kind after which a request may be sent again.
 type noAnswer struct {
-	err     error
-	written bool
+	err error
+	// stale says the connection was found closed by the upstream, or
+	// holding bytes it sent unasked, before the request was begun: nothing
+	// of it was written, nor read from the caller.
+	stale bool
+	// unsent says no byte of the request was written.
+	unsent bool
 }
 
 func (e noAnswer) Error() string { return e.err.Error() }
 func (e noAnswer) Unwrap() error { return e.err }
 
+// mayResend reports whether the request send may go again after e, on a
+// connection that was reused or fresh, as http.Transport's
+// shouldRetryRequest judges.
+func (e noAnswer) mayResend(reused bool, send upstreamRequest) bool {
+	switch {
+	case e.stale:
+		return true
+	case !reused:
+		return false // a fresh connection the upstream will not serve
+	case e.unsent:
+		return send.resendable()
+	}
+	return send.replayable() && send.resendable() && closedWhileIdle(e.err)
+}
+
+// errStale is a connection found closed by the upstream, or holding bytes
+// it sent unasked, just before a request was to be written on it: another
+// exchange's leftovers must never be read as this one's answer.
+var errStale = errors.New("the upstream connection was closed, or held bytes nobody asked for, before the request was written")
+
 // sendThenWait writes the request from within a raw read of the
 // connection, so that the poller watches for the answer from before the
 // request leaves: the read that would only find the answer not come yet,
 // which with the upstream on the same CPU it never has, is skipped, and
-// the goroutine parks until the answer arrives. Only a connection with
-// nothing unread may be used so: readiness from before the write is lost.
-// It reports whether the request was written whole, and the error of the
-// write or, after it, of the wait.
+// the goroutine parks until the answer arrives. The connection is checked
+// first, in the same read, for anything unread: readiness from before the
+// write would be lost, and bytes there are not this request's answer. It
+// reports whether the request was written whole, and the error of the
+// check, of the write or, after it, of the wait.
 func (c *upConn) sendThenWait(raw syscall.RawConn) (written bool, err error) {
 	if c.onRead == nil {
 		c.onRead = c.sendOnce
@@ -328,11 +350,15 @@ func (c *upConn) sendThenWait(raw syscall.RawConn) (written bool, err error) {
 	return true, rerr
 }
 
-// sendOnce is sendThenWait's read callback: the first call writes the
-// request, and the next ones, once the connection is readable, end the
-// wait.
-func (c *upConn) sendOnce(uintptr) bool {
+// sendOnce is sendThenWait's read callback: the first call checks that
+// nothing waits to be read and writes the request, and the next ones, once
+// the connection is readable, end the wait.
+func (c *upConn) sendOnce(fd uintptr) bool {
 	if c.sent {
+		return true
+	}
+	if !nothingToRead(fd) {
+		c.werr = errStale
 		return true
 	}
 	c.sent = true
@@ -396,6 +422,20 @@ func (u *upstreamConns) waitLonger(ctx context.Context, c *upConn, err error, st
 	return true
 }
 
+// noAnswer returns err as a failure before any answer, unsent when
+// nothing was written on c since it had written before.
+func (c *upConn) noAnswer(err error, before int64) noAnswer {
+	return noAnswer{err: err, unsent: c.written == before}
+}
+
+// invalidStatus is an answer whose status is not one HTTP defines a class
+// for: below 100.
+type invalidStatus int
+
+func (s invalidStatus) Error() string {
+	return fmt.Sprintf("the upstream answered with status %03d, which is not an HTTP status (100 to 999)", int(s))
+}
+
 // closedWhileIdle reports whether err is how a reused connection fails when
 // the upstream closed it before the request arrived.
 func closedWhileIdle(err error) bool {
@@ -413,17 +453,18 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 	// wait for the headers then starts once it is sent, as http.Transport's
 	// ResponseHeaderTimeout does.
 	start := time.Now()
+	before := c.written
 	streams := send.streams()
 	switch {
 	case streams && !c.deadline.IsZero():
 		c.deadline = time.Time{}
 		if err := c.SetDeadline(c.deadline); err != nil {
-			return nil, noAnswer{err: err}
+			return nil, c.noAnswer(err, before)
 		}
 	case !streams && (c.deadline.IsZero() || c.deadline.Sub(start) < u.headerTimeout*3/4):
 		c.deadline = start.Add(u.headerTimeout)
 		if err := c.SetDeadline(c.deadline); err != nil {
-			return nil, noAnswer{err: err}
+			return nil, c.noAnswer(err, before)
 		}
 	}
 	if c.cut == nil {
@@ -432,20 +473,26 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 	stop := afterFunc(ctx, c.cut)
 	c.sending = send
 	var err error
-	if raw := c.raw(); raw != nil && c.quiet && !streams {
+	if raw := c.raw(); raw != nil && !streams {
 		var written bool
 		if written, err = c.sendThenWait(raw); written && err != nil && u.waitLonger(ctx, c, err, start) {
 			err = nil
 		}
+	} else if !stillOpen(c.Conn) {
+		err = errStale
 	} else {
 		err = c.write()
 	}
 	c.sending = nil
 	early := false
 	if err != nil {
+		if errors.Is(err, errStale) {
+			stop()
+			return nil, noAnswer{err: err, stale: true, unsent: true}
+		}
 		if early = u.answeredEarly(c, err); !early {
 			stop()
-			return nil, noAnswer{err: err}
+			return nil, c.noAnswer(err, before)
 		}
 		err = nil
 	} else if streams {
@@ -453,7 +500,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 		c.deadline = start.Add(u.headerTimeout)
 		if err := c.SetDeadline(c.deadline); err != nil {
 			stop()
-			return nil, noAnswer{err: err}
+			return nil, c.noAnswer(err, before)
 		}
 	}
 	if c.br == nil {
@@ -469,7 +516,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 		}
 		if !u.waitLonger(ctx, c, err, start) {
 			stop()
-			return nil, noAnswer{err: err, written: !early}
+			return nil, c.noAnswer(err, before)
 		}
 	}
 	var res *http.Response
@@ -483,6 +530,13 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 		if err != nil {
 			stop()
 			return nil, err
+		}
+		if res.StatusCode < 100 {
+			// A status HTTP has no meaning for, which no caller could
+			// be sent.
+			stop()
+			res.Body.Close()
+			return nil, invalidStatus(res.StatusCode)
 		}
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || i == max1xx {
 			break
