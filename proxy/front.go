@@ -17,6 +17,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/tidwall/gjson"
 )
 
 // frontServer serves the agents' HTTP/1.1 connections itself, the way
@@ -61,6 +64,16 @@ func newFrontServer(srv *http.Server) *frontServer {
 		conns:             map[*frontConn]struct{}{},
 	}
 	s.handoff.init()
+	connContext := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if connContext != nil {
+			ctx = connContext(ctx, c)
+		}
+		if rc, ok := c.(*replayConn); ok {
+			ctx = context.WithValue(ctx, handoffKey{}, &handoffState{sawFirst: rc.sawHead})
+		}
+		return ctx
+	}
 	if s.readHeaderTimeout <= 0 {
 		s.readHeaderTimeout = s.readTimeout
 	}
@@ -251,6 +264,10 @@ type frontConn struct {
 	// bytes were in: a read timeout counts from there, as net/http's does.
 	// It is only taken when there is a read timeout.
 	headStart time.Time
+	// blankLeft is how many CR or LF bytes may still be dropped before the
+	// next request line: four after a POST, as net/http drops them, for
+	// clients that end a body with a CRLF (RFC 9112, section 2.2).
+	blankLeft int
 
 	// The watch: after watchAfter, a read on the idle connection notices
 	// a caller that leaves while its request is still served.
@@ -354,6 +371,9 @@ func (c *frontConn) serve() {
 		}
 		if err != nil {
 			if errors.Is(err, errHandoff) {
+				if c.refusesFraming() {
+					return
+				}
 				handedOff = c.handOff()
 			}
 			return
@@ -399,9 +419,75 @@ func (c *frontConn) idleDeadline() {
 }
 
 // handOff gives the connection, and what was read of it, to the fallback
-// server.
+// server, telling it whether the front saw the whole head of the request
+// it hands over.
 func (c *frontConn) handOff() bool {
-	return c.s.handoff.push(&replayConn{Conn: c.rwc, r: c.br})
+	buf, _ := c.br.Peek(c.br.Buffered())
+	end, _ := headEnd(buf)
+	return c.s.handoff.push(&replayConn{Conn: c.rwc, r: c.br, sawHead: end > 0})
+}
+
+// refusesFraming answers a request whose framing net/http would read in a
+// way another server might not, and ends the connection: an HTTP/1.0
+// request with a Transfer-Encoding field, which net/http drops, framing the
+// body by its Content-Length, where nginx refuses it. It reports whether it
+// did. Only the lines of the head that arrived are looked at; a request
+// whose head is not seen whole is kept from smuggling by the fallback,
+// which closes the connection after it.
+func (c *frontConn) refusesFraming() bool {
+	buf, _ := c.br.Peek(c.br.Buffered())
+	te, ok := http10TransferEncoding(buf)
+	if !ok {
+		return false
+	}
+	body := rewrite.Failure(http.StatusBadRequest, "invalid_framing",
+		"an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, section 6.1), so where its body ends is ambiguous; "+
+			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42", false)
+	body.Field = "Transfer-Encoding"
+	body.Received = rewrite.Received(gjson.Result{Type: gjson.String, Str: te}, maxRefusedValue)
+	c.state.Store(connClosed)
+	bw := c.writer()
+	writeRefusal(bw, http.StatusBadRequest, body.JSON())
+	_ = bw.Flush()
+	c.releaseWriter()
+	c.lingerClose() // the caller's body is left unread
+	return true
+}
+
+// maxRefusedValue bounds the value a refusal echoes.
+const maxRefusedValue = 64
+
+// writeRefusal writes a response the front makes itself, with a JSON body,
+// that ends the connection.
+func writeRefusal(bw *bufio.Writer, status int, body []byte) {
+	writeStatus(bw, status)
+	bw.WriteString("Content-Type: application/json\r\nConnection: close\r\nContent-Length: ")
+	bw.WriteString(strconv.Itoa(len(body)))
+	bw.WriteString("\r\nDate: ")
+	bw.Write(httpDate())
+	bw.WriteString("\r\n\r\n")
+	bw.Write(body)
+}
+
+// http10TransferEncoding returns the value of the first Transfer-Encoding
+// field among the complete lines of head, when its request line is
+// HTTP/1.0's; ok is false otherwise. Field names are matched as net/http
+// matches them: any case, no space before the colon.
+func http10TransferEncoding(head []byte) (value string, ok bool) {
+	line, rest, found := bytes.Cut(head, []byte("\n"))
+	if !found || !bytes.HasSuffix(bytes.TrimSuffix(line, []byte("\r")), []byte(" HTTP/1.0")) {
+		return "", false
+	}
+	for {
+		line, rest, found = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if !found || len(line) == 0 {
+			return "", false
+		}
+		if k, v, colon := bytes.Cut(line, []byte(":")); colon && strings.EqualFold(string(k), "Transfer-Encoding") {
+			return string(bytes.TrimSpace(v)), true
+		}
+	}
 }
 
 // readRequest reads the head of the next request. It returns errHandoff for
@@ -420,18 +506,30 @@ func (c *frontConn) readRequest() (*http.Request, int, error) {
 }
 
 // peekHead returns the bytes of the next request's head, through the blank
-// line that ends it, without consuming them.
+// line that ends it, without consuming them. An unfinished head whose
+// complete lines the front would not parse is handed off at once, for
+// net/http to answer (400, say) without waiting for the rest.
 func (c *frontConn) peekHead() ([]byte, error) {
 	for {
 		buf, _ := c.br.Peek(c.br.Buffered())
+		if c.blankLeft > 0 && len(buf) > 0 {
+			n := min(leadingCRorLF(buf), c.blankLeft)
+			_, _ = c.br.Discard(n)
+			buf, c.blankLeft = buf[n:], c.blankLeft-n
+			if len(buf) > 0 {
+				c.blankLeft = 0 // the request line has begun
+			}
+		}
 		if end, crlf := headEnd(buf); end > 0 {
 			if !crlf {
 				return nil, errHandoff
 			}
 			return buf[:end], nil
 		}
-		if len(buf) == c.br.Size() {
-			return nil, errHandoff // larger than the buffer: net/http enforces the limit
+		if len(buf) == c.br.Size() || !linesServable(buf) {
+			// Larger than the buffer (net/http enforces the limit), or
+			// a line the front does not parse.
+			return nil, errHandoff
 		}
 		if !c.headerDeadline {
 			// More of the head is to come: from here it must come within
@@ -451,6 +549,42 @@ func (c *frontConn) peekHead() ([]byte, error) {
 				return nil, errHandoff
 			}
 			return nil, err
+		}
+	}
+}
+
+// leadingCRorLF counts the CR and LF bytes buf starts with.
+func leadingCRorLF(buf []byte) int {
+	n := 0
+	for n < len(buf) && (buf[n] == '\r' || buf[n] == '\n') {
+		n++
+	}
+	return n
+}
+
+// linesServable reports whether every complete line of an unfinished head
+// is one parseHead accepts: a request line of the front's kind, then
+// well-formed fields.
+func linesServable(buf []byte) bool {
+	for first := true; ; first = false {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return true
+		}
+		line := buf[:i]
+		buf = buf[i+1:]
+		if len(line) == 0 || line[len(line)-1] != '\r' || !plainBytes(line[:len(line)-1]) {
+			return false
+		}
+		line = line[:len(line)-1]
+		if first {
+			if _, _, ok := splitRequestLine(string(line)); !ok {
+				return false
+			}
+			continue
+		}
+		if colon := bytes.IndexByte(line, ':'); colon <= 0 || !validFieldName(string(line[:colon])) {
+			return false
 		}
 	}
 }
@@ -495,14 +629,9 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	if eol < 1 {
 		return nil, errHandoff
 	}
-	line := s[:eol-1]
-	sp := strings.IndexByte(line, ' ')
-	if sp <= 0 || !validFieldName(line[:sp]) || len(line) < sp+1+len(" HTTP/1.1") || !strings.HasSuffix(line, " HTTP/1.1") {
+	method, target, ok := splitRequestLine(s[:eol-1])
+	if !ok {
 		return nil, errHandoff
-	}
-	method, target := line[:sp], line[sp+1:len(line)-len(" HTTP/1.1")]
-	if target == "" || target[0] != '/' || strings.IndexByte(target, ' ') >= 0 {
-		return nil, errHandoff // the asterisk, absolute and authority forms
 	}
 	u, err := url.ParseRequestURI(target)
 	if err != nil {
@@ -546,6 +675,21 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	req.Host = host
 	req.RequestURI = target
 	return req, nil
+}
+
+// splitRequestLine splits a request line of the kind the front serves:
+// HTTP/1.1, a method that is a token, and a target in origin form. The
+// asterisk, absolute and authority forms are left to net/http.
+func splitRequestLine(line string) (method, target string, ok bool) {
+	sp := strings.IndexByte(line, ' ')
+	if sp <= 0 || !validFieldName(line[:sp]) || len(line) < sp+1+len(" HTTP/1.1") || !strings.HasSuffix(line, " HTTP/1.1") {
+		return "", "", false
+	}
+	method, target = line[:sp], line[sp+1:len(line)-len(" HTTP/1.1")]
+	if target == "" || target[0] != '/' || strings.IndexByte(target, ' ') >= 0 {
+		return "", "", false
+	}
+	return method, target, true
 }
 
 // reusedHead is the request a connection's heads are parsed into, with its
@@ -609,6 +753,10 @@ func validHost(h string) bool {
 func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	s := c.s
 	_, _ = c.br.Discard(n)
+	c.blankLeft = 0
+	if req.Method == http.MethodPost {
+		c.blankLeft = 4
+	}
 	req.RemoteAddr = c.remote
 	var body *frontBody
 	if req.ContentLength > 0 {
@@ -847,6 +995,14 @@ func (b *frontBody) detach() {
 // close ends the body once the handler returned.
 func (b *frontBody) close() { _ = b.Close() }
 
+// arrived reports whether the rest of the body is already read from the
+// connection, so that reading it cannot wait on the caller.
+func (b *frontBody) arrived() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left <= int64(b.c.br.Buffered())
+}
+
 // unread reports whether some of the body was neither read nor drained.
 func (b *frontBody) unread() bool {
 	b.mu.Lock()
@@ -953,14 +1109,48 @@ type handoffAddr struct{}
 func (handoffAddr) Network() string { return "tcp" }
 func (handoffAddr) String() string  { return "handoff" }
 
+// handoffKey keys the handoffState of a connection handed off, in the
+// contexts of its requests.
+type handoffKey struct{}
+
+// handoffState is what the front knew of a connection it handed off.
+type handoffState struct {
+	sawFirst bool // the front saw the whole head of its first request
+	served   int  // requests begun on it so far
+}
+
+// headSeen reports whether the front saw the whole head of r, which it
+// serves itself or handed off as the first request of its connection; it
+// counts r as begun, and must be called once for each request.
+func headSeen(r *http.Request) bool {
+	st, _ := r.Context().Value(handoffKey{}).(*handoffState)
+	if st == nil {
+		return true
+	}
+	st.served++
+	return st.served == 1 && st.sawFirst
+}
+
 // replayConn is a connection handed off: reads return first what the front
-// had read of it.
+// had read of it. sawHead says the front saw the whole head of the first
+// request net/http reads from it.
 type replayConn struct {
 	net.Conn
-	r *bufio.Reader
+	r       *bufio.Reader
+	sawHead bool
 }
 
 func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// CloseWrite shuts the sending side, as net/http does before it closes a
+// connection whose request it did not read to its end, so that the caller
+// reads the answer before the kernel resets the connection.
+func (c *replayConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
 
 // callerContext is the context of the requests of one connection: done
 // once the caller is seen to leave or the connection ends. Once done, the

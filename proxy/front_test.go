@@ -311,6 +311,14 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"upgrade", "GET /small HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", "net/http"},
 		{"served, then handed off", get("/small") + "GET /small HTTP/1.0\r\n\r\n", "front net/http"},
 		{"head cut short", "GET /small HTTP/1.1\r\nHost: a\r\nX-A:", ""},
+		{"a CRLF after a POST's body", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\r\n" + get("/small"), "front front"},
+		{"four CR or LF after a POST's body", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\r\n\n\r" + get("/small"), "front front"},
+		{"five CR or LF after a POST's body", "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\r\n\r\n\n" + get("/small"), "front"},
+		{"a CRLF after a GET", get("/small") + "\r\n" + get("/small"), "front"},
+		{"an unfinished head with a NUL line", "GET /small HTTP/1.1\r\nHost: a\r\n\x00\r\n", ""},
+		{"an unfinished head with a bad version", "GET /small HTTP/1.\r\nHost: a\r\n", ""},
+		{"an unfinished head with a line without a colon", "GET /small HTTP/1.1\r\nHost: a\r\nno colon\r\n", ""},
+		{"an unfinished head in HTTP/1.0", "GET /small HTTP/1.0\r\nHost: a\r\n", ""},
 		{"garbage", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", ""},
 	}
 	for _, tt := range tests {
@@ -830,4 +838,126 @@ func TestFrontBodyReadByAnotherGoroutine(t *testing.T) {
 	if res, err := http.ReadResponse(br, nil); err != nil || res.StatusCode != http.StatusOK {
 		t.Errorf("the next request on a connection kept open: %v", err)
 	}
+}
+
+// TestLinesServable: an unfinished head is handed to net/http as soon as
+// one of its complete lines is not of the kind the front parses, so that
+// net/http answers a malformed line at once, as it does.
+func TestLinesServable(t *testing.T) {
+	for _, tc := range []struct {
+		buf  string
+		want bool
+	}{
+		{"", true},
+		{"GET /a HTTP/1.1", true}, // the line is not complete yet
+		{"GET /a HTTP/1.1\r\n", true},
+		{"GET /a HTTP/1.1\r\nHost: a\r\nX-A: b", true},
+		{"GET /a HTTP/1.1\r\nHost: a\r\nX-A: b\r\n", true},
+		{"GET /a HTTP/1.1\r\nHost: a\r\n\x00\r\n", false},
+		{"GET /a HTTP/1.\r\n", false},
+		{"GET /a HTTP/1.0\r\n", false},
+		{"GET * HTTP/1.1\r\n", false},
+		{"GET /a HTTP/1.1\n", false},
+		{"GET /a HTTP/1.1\r\nHost: a\n", false},
+		{"GET /a HTTP/1.1\r\nno colon\r\n", false},
+		{"GET /a HTTP/1.1\r\nBad Name: v\r\n", false},
+		{"GET /a HTTP/1.1\r\n folded\r\n", false},
+		{"GET /a HTTP/1.1\r\nX-A: a\x01b\r\n", false},
+	} {
+		if got := linesServable([]byte(tc.buf)); got != tc.want {
+			t.Errorf("linesServable(%q) = %v, want %v", tc.buf, got, tc.want)
+		}
+	}
+}
+
+// TestHTTP10TransferEncoding finds a Transfer-Encoding field in the
+// complete lines of an HTTP/1.0 head, named as net/http reads names.
+func TestHTTP10TransferEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		head, want string
+		ok         bool
+	}{
+		{"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "chunked", true},
+		{"POST / HTTP/1.0\r\nHost: a\r\ntransfer-encoding:  gzip, chunked \r\n\r\n", "gzip, chunked", true},
+		{"POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked", "", false}, // the line is not complete
+		{"POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n", "chunked", true},
+		{"POST / HTTP/1.0\r\nHost: a\r\n\r\nTransfer-Encoding: chunked\r\n", "", false}, // in the body
+		{"POST / HTTP/1.0\r\nTransfer_Encoding: chunked\r\n\r\n", "", false},
+		{"POST / HTTP/1.0\r\nTransfer-Encoding : chunked\r\n\r\n", "", false}, // net/http refuses the line
+		{"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "", false},
+		{"POST / HTTP/1.0", "", false},
+	} {
+		got, ok := http10TransferEncoding([]byte(tc.head))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("http10TransferEncoding(%q) = %q, %v; want %q, %v", tc.head, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestFrontRefusesHTTP10WithTransferEncoding: net/http drops the field and
+// frames the body by its length; the front answers 400, naming the field,
+// and ends the connection, so that the body is never read as a request.
+// Without the field, the request is net/http's, as before.
+func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
+	var served atomic.Int32
+	front, _ := startFront(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "served")
+	}))
+	answers, _ := exchangeRaw(t, front, "POST /a HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+	if len(answers) != 2 || !strings.HasPrefix(answers[0], "HTTP/1.1 400 Bad Request\n") || strings.HasPrefix(answers[1], "HTTP/") ||
+		!strings.Contains(answers[0], `\"error\":\"invalid_framing\",\"field\":\"Transfer-Encoding\"`) || !strings.Contains(answers[0], `\"received\":\"chunked\"`) {
+		t.Errorf("answers %q; want one 400 invalid_framing naming the field, then the connection closed", answers)
+	}
+	if n := served.Load(); n != 0 {
+		t.Errorf("the handler served %d requests; want none", n)
+	}
+	if answers, _ := exchangeRaw(t, front, "GET /a HTTP/1.0\r\n\r\n"); len(answers) < 1 || !strings.Contains(answers[0], "200 OK") {
+		t.Errorf("HTTP/1.0 without the field: %q; want it served", answers)
+	}
+}
+
+// TestHeadSeen: the first request of a connection handed off was seen by
+// the front when its whole head was; the requests after it never were.
+func TestHeadSeen(t *testing.T) {
+	var seen []bool
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = append(seen, headSeen(r)) })
+	front, _ := startFront(t, h)
+	exchangeRaw(t, front, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n")
+	exchangeRaw(t, front, "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	exchangeRaw(t, front, "GET /a HTTP/1.1\r\nHost: a\r\nX-Big: "+strings.Repeat("x", 5000)+"\r\n\r\n")
+	if want := []bool{true, true, false, false}; !slices.Equal(seen, want) {
+		t.Errorf("head seen by the front: %v, want %v (served; handed off, then after it; handed off unseen)", seen, want)
+	}
+}
+
+// TestHandedOffConnectionsShutTheirSendingSide: net/http shuts the sending
+// side of a connection before it closes one over unread bytes, as after a
+// 431, so that the caller reads the answer and its end, not a reset.
+func TestHandedOffConnectionsShutTheirSendingSide(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newFrontServer(&http.Server{Handler: http.HandlerFunc(frontHandler), MaxHeaderBytes: 1024, ErrorLog: log.New(io.Discard, "", 0)})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	go io.WriteString(c, "GET /small HTTP/1.1\r\nHost: a\r\nX-Big: "+strings.Repeat("x", 64<<10)+"\r\n")
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("got %v, %v; want 431", res, err)
+	}
+	answered := time.Now()
+	_, err = io.ReadAll(br)
+	if d := time.Since(answered); err != nil || d > 250*time.Millisecond {
+		t.Errorf("after the 431: %v after %v; want the end at once (net/http closes 500 ms later)", err, d.Round(time.Millisecond))
+	}
+	time.Sleep(lingerDelay + 100*time.Millisecond) // for net/http's wait to end
 }

@@ -306,6 +306,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header[RequestIDHeader] = ex.idValue
 	defer release(ex, r) // deferred first, so run last
 	defer p.finish(ex, r, start)
+	if r.RequestURI == "*" {
+		// The asterisk form asks about the server, for OPTIONS alone
+		// (RFC 9112, section 3.2.4), which net/http answers itself.
+		ex.outcome = metrics.OutcomeRejected
+		p.answer(w, ex, p.asteriskTarget(r.Method))
+		return
+	}
 	if p.busy != nil {
 		select {
 		case p.busy <- struct{}{}:
@@ -350,6 +357,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex.shared = true
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
+}
+
+// asteriskTarget is the answer to a request whose target is "*" and whose
+// method is not OPTIONS; its example is the first route the rule file
+// declares for the method, or the root.
+func (p *Proxy) asteriskTarget(method string) *rewrite.Error {
+	example := "/"
+	for _, route := range p.cfg.Routes {
+		if route.Method == method {
+			example = route.Path
+			break
+		}
+	}
+	e := rewrite.Failure(http.StatusBadRequest, "invalid_request_target",
+		"the target * is for OPTIONS alone (RFC 9112, section 3.2.4); send the path of a resource, e.g. "+method+" "+example, false)
+	e.Field, e.Received = "request-target", []byte(`"*"`)
+	return e
 }
 
 // limited answers a request refused at one of signpost's own limits.

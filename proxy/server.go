@@ -152,6 +152,15 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 				// bytes past the chunked body are never read as a request.
 				w.Header()["Connection"] = closeConnection
 			}
+			if seen := headSeen(r); r.ProtoMajor == 1 && r.ProtoMinor == 0 && !seen {
+				// net/http drops Transfer-Encoding from an HTTP/1.0
+				// request and frames its body by Content-Length; the
+				// front refuses such a request when it sees its head.
+				// One it did not see ends its connection, so that bytes
+				// another server would read as its body are never read
+				// as a request.
+				w.Header()["Connection"] = closeConnection
+			}
 			rl.Proxy().ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
