@@ -10,22 +10,47 @@ import (
 	"unicode/utf8"
 )
 
-// referenceSuggest is the plain version of Suggest that the Set replaced:
-// every value through a full-table distance, nothing skipped. The Set must
-// give the same answer for every input.
-func referenceSuggest(values []string, aliases map[string]string, received string) []string {
-	if slices.Contains(values, received) {
+// reference is the plain version of Suggest that the Set replaced: every
+// value through a full-table distance, but for those whose length alone
+// puts them past the bound, an edit changing the length by one rune at
+// most. The Set must give the same answer for every input. What depends on
+// the values alone, each one folded and whether it repeats an earlier one,
+// newReference works out once. A reference keeps its table from one
+// distance to the next, so it serves one goroutine at a time.
+type reference struct {
+	values  []string
+	aliases map[string]string
+	folded  []string // strings.ToLower of each value
+	runes   [][]rune // folded, as runes
+	repeat  []bool   // the value is declared earlier too
+	table   osaTable
+}
+
+func newReference(values []string, aliases map[string]string) *reference {
+	r := &reference{values: values, aliases: aliases}
+	for i, v := range values {
+		f := strings.ToLower(v)
+		r.folded = append(r.folded, f)
+		r.runes = append(r.runes, []rune(f))
+		r.repeat = append(r.repeat, slices.Index(values, v) < i)
+	}
+	return r
+}
+
+// suggest is what Suggest must return for received.
+func (r *reference) suggest(received string) []string {
+	if slices.Contains(r.values, received) {
 		return nil
 	}
 	folded := strings.ToLower(received)
-	for alias, v := range aliases {
+	for alias, v := range r.aliases {
 		if strings.ToLower(alias) == folded {
 			return []string{v}
 		}
 	}
-	for i, v := range values {
-		if strings.ToLower(v) == folded {
-			return []string{values[i]}
+	for i, f := range r.folded {
+		if f == folded {
+			return []string{r.values[i]}
 		}
 	}
 	bound := Bound(utf8.RuneCountInString(folded))
@@ -34,31 +59,49 @@ func referenceSuggest(values []string, aliases map[string]string, received strin
 	}
 	type hit struct{ i, d int }
 	var hits []hit
-	for i, v := range values {
-		if slices.Index(values, v) < i {
+	a := []rune(folded)
+	for i, b := range r.runes {
+		if r.repeat[i] {
 			continue // a repeat counts once, at its first place
 		}
-		if d := referenceDistance([]rune(folded), []rune(strings.ToLower(v))); d <= bound {
+		if abs(len(a)-len(b)) > bound {
+			continue // an edit changes the length by one rune at most
+		}
+		if d := r.table.distance(a, b); d <= bound {
 			hits = append(hits, hit{i, d})
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b hit) int { return a.d - b.d })
 	var out []string
 	for _, h := range hits[:min(len(hits), Max)] {
-		out = append(out, values[h.i])
+		out = append(out, r.values[h.i])
 	}
 	return out
 }
 
 // referenceDistance is the textbook optimal-string-alignment distance.
 func referenceDistance(a, b []rune) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
+	var d osaTable
+	return d.distance(a, b)
+}
+
+// osaTable is the full table of the textbook optimal-string-alignment
+// distance, kept from one distance to the next.
+type osaTable []int
+
+// distance is the distance between a and b: cell i*w+j of the table is the
+// distance between a[:i] and b[:j].
+func (t *osaTable) distance(a, b []rune) int {
+	w := len(b) + 1
+	if n := (len(a) + 1) * w; len(*t) < n {
+		*t = make(osaTable, n)
 	}
-	for j := range d[0] {
-		d[0][j] = j
+	d := *t
+	for i := range len(a) + 1 {
+		d[i*w] = i
+	}
+	for j := range w {
+		d[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
 		for j := 1; j <= len(b); j++ {
@@ -66,13 +109,13 @@ func referenceDistance(a, b []rune) int {
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			d[i*w+j] = min(d[(i-1)*w+j]+1, d[i*w+j-1]+1, d[(i-1)*w+j-1]+cost)
 			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+				d[i*w+j] = min(d[i*w+j], d[(i-2)*w+j-2]+1)
 			}
 		}
 	}
-	return d[len(a)][len(b)]
+	return d[len(a)*w+len(b)]
 }
 
 // referenceSets are value sets to compare the Set with its reference on.
@@ -134,10 +177,10 @@ func TestSuggestMatchesReference(t *testing.T) {
 	alphabet := []rune("abcdeghinoprstuüÜzZ日本 -\u212a\u0130\ufffd")
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, values := range referenceSets(t) {
-		set := NewSet(values, referenceAliases)
+		set, ref := NewSet(values, referenceAliases), newReference(values, referenceAliases)
 		check := func(received string) {
 			t.Helper()
-			want := referenceSuggest(values, referenceAliases, received)
+			want := ref.suggest(received)
 			if got := set.Suggest(received); !slices.Equal(got, want) {
 				t.Fatalf("%s: Suggest(%q) = %q, reference %q", name, received, got, want)
 			}
@@ -177,23 +220,51 @@ func TestDistanceMatchesReference(t *testing.T) {
 	}
 }
 
+// fuzzRunes is where FuzzSuggest cuts a received value. Past the longest
+// value or alias plus the largest Bound (70 + 3 runes) neither the Set nor
+// the reference has anything to suggest, so a longer value finds nothing a
+// shorter one cannot; it only lengthens the fuzzer's minimizing, which
+// tries every span of a value that finds new coverage.
+const fuzzRunes = 80
+
+// FuzzSuggest checks the Set against the reference on every set of
+// referenceSets, for received values cut at fuzzRunes runes.
 func FuzzSuggest(f *testing.F) {
 	for _, s := range []string{"", "UK", "gbr", "Germny", "Zurich", "ZÜRICH", "\xff", strings.Repeat("ü", 65)} {
 		f.Add(s)
 	}
-	sets := referenceSets(f)
-	built := make(map[string]*Set)
-	for name, values := range sets {
-		built[name] = NewSet(values, referenceAliases)
+	type checked struct {
+		name string
+		set  *Set
+		ref  *reference
+	}
+	var sets []checked
+	longest := 0
+	for alias := range referenceAliases {
+		longest = max(longest, utf8.RuneCountInString(alias))
+	}
+	for name, values := range referenceSets(f) {
+		sets = append(sets, checked{name, NewSet(values, referenceAliases), newReference(values, referenceAliases)})
+		for _, v := range values {
+			longest = max(longest, utf8.RuneCountInString(v))
+		}
+	}
+	if longest+maxBound >= fuzzRunes {
+		f.Fatalf("a value or alias of %d runes is within reach of a received value of %d, where FuzzSuggest cuts; raise fuzzRunes", longest, fuzzRunes)
 	}
 	f.Fuzz(func(t *testing.T, received string) {
-		if len(received) > 300 {
-			t.Skip("the reference is quadratic; longer values add nothing")
+		n := 0
+		for i := range received {
+			if n == fuzzRunes {
+				received = received[:i]
+				break
+			}
+			n++
 		}
-		for name, values := range sets {
-			want := referenceSuggest(values, referenceAliases, received)
-			if got := built[name].Suggest(received); !slices.Equal(got, want) {
-				t.Fatalf("%s: Suggest(%q) = %q, reference %q", name, received, got, want)
+		for _, s := range sets {
+			want := s.ref.suggest(received)
+			if got := s.set.Suggest(received); !slices.Equal(got, want) {
+				t.Fatalf("%s: Suggest(%q) = %q, reference %q", s.name, received, got, want)
 			}
 		}
 	})
