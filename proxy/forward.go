@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -158,7 +159,7 @@ func idempotencyKey(h http.Header) bool {
 func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) error {
 	bw.WriteString(r.Method)
 	bw.WriteByte(' ')
-	bw.WriteString(r.URL.RequestURI())
+	bw.WriteString(requestURI(r.URL))
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(p.target.Host)
 	bw.WriteString("\r\n")
@@ -269,6 +270,41 @@ func copyChunked(bw *bufio.Writer, src io.Reader) error {
 			return err
 		}
 	}
+}
+
+// requestURI is u's target as httputil.ReverseProxy forwards it: a query
+// holding a semicolon or a malformed escape, which servers split in
+// different places, is written again with the parameters net/url cannot
+// parse left out, so that the upstream reads the parameters signpost read.
+func requestURI(u *url.URL) string {
+	if plainQuery(u.RawQuery) {
+		return u.RequestURI()
+	}
+	v, _ := url.ParseQuery(u.RawQuery)
+	clean := *u
+	clean.RawQuery = v.Encode()
+	return clean.RequestURI()
+}
+
+// plainQuery reports whether q holds no semicolon and only well-formed
+// escapes.
+func plainQuery(q string) bool {
+	for i := 0; i < len(q); i++ {
+		switch q[i] {
+		case ';':
+			return false
+		case '%':
+			if i+2 >= len(q) || !isHex(q[i+1]) || !isHex(q[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
 
 func writeHeader(bw *bufio.Writer, k, v string) {

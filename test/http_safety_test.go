@@ -87,8 +87,8 @@ func roundTrip(t *testing.T, c net.Conn, br *bufio.Reader, method, raw string) (
 	return res, string(body)
 }
 
-// get sends GET path on a connection of its own and returns the answer.
-func get(t *testing.T, sp *signpost, path string) (*http.Response, string) {
+// getOn sends GET path to signpost on a connection of its own and returns the answer.
+func getOn(t *testing.T, sp *signpost, path string) (*http.Response, string) {
 	t.Helper()
 	c, br := dialSignpost(t, sp)
 	return roundTrip(t, c, br, "GET", "GET "+path+" HTTP/1.1\r\nHost: api\r\n\r\n")
@@ -174,7 +174,7 @@ func TestNoCallerGetsBytesTheUpstreamSentUnasked(t *testing.T) {
 			// Well after the upstream's second write, well within the
 			// time a pooled connection is reused under load.
 			time.Sleep(30 * time.Millisecond)
-			res, body := get(t, sp, "/b")
+			res, body := getOn(t, sp, "/b")
 			if res.StatusCode != 200 || body != "own answer to /b" {
 				t.Errorf("caller B, on a connection of its own, got %d %q; want its own answer %q", res.StatusCode, body, "own answer to /b")
 			}

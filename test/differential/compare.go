@@ -93,8 +93,17 @@ func reshape(b callerBytes, ref Outcome, e expectation, from int) []expectation 
 			return []expectation{ruleStatusBelow100(e, i)}
 		case i >= len(ref.Answers):
 			return []expectation{e}
-		case chunkedWithLength(r):
-			return []expectation{ruleChunkedWithLengthCloses(e, ref, i)}
+		}
+		// The rules that reshape the answer to this request, then those
+		// that decide what comes after it.
+		if halfClosedBefore502(ref, i) {
+			e = ruleHalfClosedCallerGetsAnError(e, r, i)
+		} else {
+			e = withBrokenBody(e, ref, r, i)
+		}
+		switch {
+		case chunked(r):
+			return []expectation{ruleChunkedCloses(e, ref, i)}
 		case http10Chunked(r):
 			return ruleHTTP10ChunkedRefused(e, ref, i)
 		case asteriskNotOptions(r):
@@ -107,30 +116,46 @@ func reshape(b callerBytes, ref Outcome, e expectation, from int) []expectation 
 				}
 			}
 			return out
-		case halfClosedBefore502(ref, i):
-			e = ruleHalfClosedCallerGetsAnError(e, r, i)
 		}
 	}
 	return []expectation{e}
 }
 
-// chunkedWithLength reports whether r is an HTTP/1.1 request that carries
-// both Transfer-Encoding and Content-Length.
-func chunkedWithLength(r callerRequest) bool {
-	return r.major == 1 && r.minor == 1 && r.te && r.cl
+// chunked reports whether r is an HTTP/1.1 request that carries
+// Transfer-Encoding.
+func chunked(r callerRequest) bool {
+	return r.major == 1 && r.minor == 1 && r.te
 }
 
-// ruleChunkedWithLengthCloses is rule (a). An HTTP/1.1 request with both
-// Transfer-Encoding and Content-Length: signpost answers it as the
-// reference does, then closes the connection (RFC 9112, section 6.1), so
-// that bytes a front end framed by the length are never read as a
-// request; the reference reads on. Signpost's answers and forwarded
-// requests are the reference's up to and including that request, and
-// nothing after it.
-func ruleChunkedWithLengthCloses(e expectation, ref Outcome, i int) expectation {
+// ruleChunkedCloses is rule (a). An HTTP/1.1 request with
+// Transfer-Encoding: signpost answers it as the reference does, then
+// closes the connection; the reference reads on. net/http drops a
+// Content-Length sent beside the field before any handler sees it, so
+// signpost cannot tell a chunked request from one framed two ways, after
+// which RFC 9112, section 6.1, has the server close: bytes a front end
+// framed by the length are never read as a request. Signpost's answers
+// and forwarded requests are the reference's up to and including that
+// request, and nothing after it.
+func ruleChunkedCloses(e expectation, ref Outcome, i int) expectation {
 	e = e.through(ref, i)
 	e.mustClose = true
-	e.why = append(e.why, fmt.Sprintf("request %d has both Transfer-Encoding and Content-Length: signpost must close after answering it", i+1))
+	e.why = append(e.why, fmt.Sprintf("request %d has Transfer-Encoding: signpost must close after answering it", i+1))
+	return e
+}
+
+// withBrokenBody is rule (f). A request whose chunked body net/http's
+// reader refuses (a chunk size that overflows, a bare LF, data longer
+// than its size): ReverseProxy answers an empty 502, as if the upstream
+// had failed; signpost answers 400 unreadable_request_body of its own,
+// which says the caller's bytes were at fault. Neither forwards a whole
+// request. Any other request is left as it is.
+func withBrokenBody(e expectation, ref Outcome, r callerRequest, i int) expectation {
+	if !r.broken || i >= len(ref.Answers) || ref.Answers[i].FromUpstream() || ref.Answers[i].Status != http.StatusBadGateway {
+		return e
+	}
+	e = e.clone()
+	e.answers[i] = want{status: http.StatusBadRequest, json: true}
+	e.why = append(e.why, fmt.Sprintf("request %d has a malformed chunked body: signpost must answer 400 of its own", i+1))
 	return e
 }
 

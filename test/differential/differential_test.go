@@ -134,6 +134,8 @@ func TestCompareRules(t *testing.T) {
 	const getA = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
 	const getB = "GET /b HTTP/1.1\r\nHost: h\r\n\r\n"
 	const teAndCL = "POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+	const te = "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+	const brokenChunk = "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n"
 	const http10TE = "POST /p HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc"
 	const asterisk = "GET * HTTP/1.1\r\nHost: h\r\n\r\n"
 	const jsonError = `{"error":"upstream_invalid_response"}`
@@ -179,6 +181,26 @@ func TestCompareRules(t *testing.T) {
 		{"(a) Transfer-Encoding and Content-Length, alone: not closed",
 			outcome(teAndCL, []Answer{upstreamAnswer(1, "POST", "/p")}, received(1, "POST", "/p")),
 			outcome(teAndCL, []Answer{upstreamAnswer(1, "POST", "/p")}, received(1, "POST", "/p")), false},
+
+		{"(a) Transfer-Encoding alone: answered, then closed",
+			closedAfter(outcome(te+getB, []Answer{say(upstreamAnswer(1, "POST", "/p"))}, received(1, "POST", "/p"))),
+			outcome(te+getB, []Answer{upstreamAnswer(1, "POST", "/p"), upstreamAnswer(2, "GET", "/b")},
+				received(1, "POST", "/p"), received(2, "GET", "/b")), true},
+		{"(a) Transfer-Encoding alone: answered, then the next served",
+			outcome(te+getB, []Answer{upstreamAnswer(1, "POST", "/p"), upstreamAnswer(2, "GET", "/b")},
+				received(1, "POST", "/p"), received(2, "GET", "/b")),
+			outcome(te+getB, []Answer{upstreamAnswer(1, "POST", "/p"), upstreamAnswer(2, "GET", "/b")},
+				received(1, "POST", "/p"), received(2, "GET", "/b")), false},
+
+		{"(f) a malformed chunked body: a 400 of signpost's own",
+			closedAfter(outcome(brokenChunk, []Answer{say(ownAnswer(400, `{"error":"unreadable_request_body"}`))})),
+			closedAfter(outcome(brokenChunk, []Answer{say(ownAnswer(502, ""))})), true},
+		{"(f) a malformed chunked body: an empty 502, as the reference",
+			closedAfter(outcome(brokenChunk, []Answer{say(ownAnswer(502, ""))})),
+			closedAfter(outcome(brokenChunk, []Answer{say(ownAnswer(502, ""))})), false},
+		{"(f) a malformed chunked body: forwarded",
+			closedAfter(outcome(brokenChunk, []Answer{say(upstreamAnswer(1, "POST", "/p"))}, received(1, "POST", "/p"))),
+			closedAfter(outcome(brokenChunk, []Answer{say(ownAnswer(502, ""))})), false},
 
 		{"(b) HTTP/1.0 with Transfer-Encoding: refused",
 			closedAfter(outcome(http10TE, []Answer{say(ownAnswer(400, ""))})),
