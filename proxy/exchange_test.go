@@ -170,6 +170,7 @@ func (f *fixedRequest) replayable() bool { return replayable(f.r) }
 func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
 	for _, path := range []string{"direct", "general"} {
 		t.Run(path, func(t *testing.T) {
+			unasked := make(chan struct{}, 1)
 			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
 				for i := 0; ; i++ {
 					if _, err := http.ReadRequest(br); err != nil {
@@ -179,6 +180,7 @@ func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
 					if i == 0 {
 						time.Sleep(5 * time.Millisecond)
 						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n\"stale\"")
+						unasked <- struct{}{}
 					}
 				}
 			})
@@ -187,9 +189,10 @@ func TestDirectPathDropsBytesSentOnAnIdleConnection(t *testing.T) {
 			if w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil)); w.Body.String() != "{}" {
 				t.Fatalf("first: %d %q", w.Code, w.Body)
 			}
-			// Well after the upstream's second write, and however briefly
-			// the connection was idle.
-			time.Sleep(30 * time.Millisecond)
+			// After the upstream's second write, however briefly the
+			// connection was idle since.
+			<-unasked
+			time.Sleep(5 * time.Millisecond)
 			w := serveOn(p, httptest.NewRequest("GET", "/elsewhere", nil))
 			if w.Body.String() != "{}" {
 				t.Errorf("%s path: second caller got %d %q; want its own answer {}", path, w.Code, w.Body)

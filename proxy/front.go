@@ -347,9 +347,11 @@ func (c *frontConn) serve() {
 	var hold stackHold
 	hold.keep()
 	for first := true; ; first = false {
-		if c.br.Buffered() == 0 && !first {
+		if c.br.Buffered() < 4 && !first {
 			// Wait for the next request as an idle connection, which
-			// shutdown may close.
+			// shutdown may close, until four bytes of it are in, as
+			// net/http waits: a connection that ends with fewer is
+			// closed unanswered.
 			c.idleDeadline()
 			if !c.state.CompareAndSwap(connActive, connIdle) {
 				return
@@ -357,7 +359,7 @@ func (c *frontConn) serve() {
 			if s.shutting.Load() {
 				return
 			}
-			_, err := c.br.Peek(1)
+			_, err := c.br.Peek(4)
 			if !c.state.CompareAndSwap(connIdle, connActive) || err != nil {
 				return
 			}

@@ -126,6 +126,7 @@ func TestNoCallerGetsBytesTheUpstreamSentUnasked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			sentUnasked := make(chan struct{}, 1)
 			up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
 				for {
 					req, err := http.ReadRequest(br)
@@ -155,6 +156,7 @@ func TestNoCallerGetsBytesTheUpstreamSentUnasked(t *testing.T) {
 						continue
 					case "/SMUGGLED":
 						io.WriteString(c, answer(200, "SMUGGLED"))
+						sentUnasked <- struct{}{}
 						continue
 					default:
 						io.Copy(io.Discard, req.Body)
@@ -163,6 +165,7 @@ func TestNoCallerGetsBytesTheUpstreamSentUnasked(t *testing.T) {
 					}
 					time.Sleep(5 * time.Millisecond)
 					io.WriteString(c, later)
+					sentUnasked <- struct{}{}
 				}
 			})
 			sp := startSignpost(t, ticketsConfig, up)
@@ -171,9 +174,16 @@ func TestNoCallerGetsBytesTheUpstreamSentUnasked(t *testing.T) {
 			if res.StatusCode >= 300 && res.StatusCode != 304 {
 				t.Fatalf("caller A got %d", res.StatusCode)
 			}
-			// Well after the upstream's second write, well within the
-			// time a pooled connection is reused under load.
-			time.Sleep(30 * time.Millisecond)
+			// After the upstream's second write, well within the time a
+			// pooled connection is reused under load. (HTTP/1.1 cannot
+			// tell bytes that arrive after a request was written from
+			// its answer, for any proxy.)
+			select {
+			case <-sentUnasked:
+			case <-time.After(waitTimeout):
+				t.Fatal("the upstream never sent its bytes unasked")
+			}
+			time.Sleep(20 * time.Millisecond)
 			res, body := getOn(t, sp, "/b")
 			if res.StatusCode != 200 || body != "own answer to /b" {
 				t.Errorf("caller B, on a connection of its own, got %d %q; want its own answer %q", res.StatusCode, body, "own answer to /b")

@@ -36,6 +36,9 @@ type Received struct {
 	Mode string
 	// Status is the status the upstream answered with, 0 for none.
 	Status int
+	// LateAt is when the upstream wrote the bytes its misbehaviour sends
+	// after the answer, zero until it has.
+	LateAt time.Time
 }
 
 // Upstream is a raw HTTP/1.1 server that records every request it parses
@@ -219,8 +222,19 @@ func (u *Upstream) record(r Received) (seq, count int) {
 	return r.Seq, u.counts[r.Target]
 }
 
+// wroteLate notes that the bytes request seq's misbehaviour sends after
+// its answer were written.
+func (u *Upstream) wroteLate(key Key, seq int) {
+	u.update(key, seq, func(r *Received) { r.LateAt = time.Now() })
+}
+
 // answered notes the status the upstream answered request seq with.
 func (u *Upstream) answered(key Key, seq, status int) {
+	u.update(key, seq, func(r *Received) { r.Status = status })
+}
+
+// update changes the record of request seq, filed under key.
+func (u *Upstream) update(key Key, seq int, change func(*Received)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	list := u.byKey[key]
@@ -229,7 +243,7 @@ func (u *Upstream) answered(key Key, seq, status int) {
 	}
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i].Seq == seq {
-			list[i].Status = status
+			change(&list[i])
 			return
 		}
 	}
@@ -309,10 +323,10 @@ func (u *Upstream) act(c net.Conn, req *http.Request, r Received, seq, count int
 	case ModeLateBody204, ModeLateBody304:
 		status := map[string]int{ModeLateBody204: 204, ModeLateBody304: 304}[r.Mode]
 		return say(status, fmt.Sprintf("HTTP/1.1 %d %s\r\nX-Upstream-Seq: %d\r\n\r\n", status, http.StatusText(status), seq)) &&
-			u.later(c, injected)
+			u.later(c, injected, r.Key, seq)
 	case ModeLateBodyHead:
 		return say(200, fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Upstream-Seq: %d\r\nContent-Length: %d\r\n\r\n",
-			seq, len(injected))) && u.later(c, injected)
+			seq, len(injected))) && u.later(c, injected, r.Key, seq)
 	case ModeSlow:
 		ms, _ := strconv.Atoi(req.URL.Query().Get("ms"))
 		u.sleep(time.Duration(min(max(ms, 0), 5000)) * time.Millisecond)
@@ -320,13 +334,16 @@ func (u *Upstream) act(c net.Conn, req *http.Request, r Received, seq, count int
 	if !say(200, answer(r, seq, req.Method == http.MethodHead)) {
 		return false
 	}
-	return r.Mode != ModeUnsolicited || u.later(c, injected)
+	return r.Mode != ModeUnsolicited || u.later(c, injected, r.Key, seq)
 }
 
-// later writes s misbehaviourGap after an answer, in a write of its own.
-func (u *Upstream) later(c net.Conn, s string) bool {
+// later writes s misbehaviourGap after the answer to request seq, in a
+// write of its own, and notes when it did.
+func (u *Upstream) later(c net.Conn, s string, key Key, seq int) bool {
 	u.sleep(misbehaviourGap)
-	return write(c, s)
+	ok := write(c, s)
+	u.wroteLate(key, seq)
+	return ok
 }
 
 // Naming is the JSON body the upstream answers a request with: enough to
