@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -63,18 +64,25 @@ type Body struct {
 	// the same one (most read "error").
 	path  string
 	value gjson.Result
-	// text is Raw as a string, made once for every member looked up.
-	text    string
-	hasText bool
 }
 
 // get returns the value at a gjson path in the body, which must be JSON.
+// The body is walked in place, through a string sharing its bytes, and
+// only the value found is copied out: a body may be as large as
+// limits.error_body, and its buffer is one the proxy charged to its
+// budget and takes back once the error is answered, so no copy of it may
+// outlive the lookup, nor go uncharged.
 func (b *Body) get(path string) gjson.Result {
 	if path != b.path || b.path == "" {
-		if !b.hasText {
-			b.text, b.hasText = string(b.Raw), true
+		v := Lookup(unsafe.String(unsafe.SliceData(b.Raw), len(b.Raw)), path, false)
+		raw := strings.Clone(v.Raw)
+		if n := len(raw); n >= 2 && v.Raw[1:n-1] == v.Str {
+			v.Str = raw[1 : n-1] // a string without escapes: one copy serves both
+		} else {
+			v.Str = strings.Clone(v.Str)
 		}
-		b.path, b.value = path, Lookup(b.text, path, false)
+		v.Raw = raw
+		b.path, b.value = path, v
 	}
 	return b.value
 }

@@ -256,3 +256,22 @@ routes:
 		t.Errorf("a match explains itself as %q; want empty", got)
 	}
 }
+
+// TestBodyValuesOutliveItsBytes: a body is read in place, and its bytes
+// may be given back and written over once its error is answered; what was
+// found in it must not change with them.
+func TestBodyValuesOutliveItsBytes(t *testing.T) {
+	route := mustParse(t, matchRules).Routes[0]
+	raw := []byte(`{"error":"bad value 42x"}`)
+	body := &rules.Body{Raw: raw}
+	rule := route.MatchError(422, body)
+	if rule == nil || rule.Code != "bad_value" {
+		t.Fatalf("matched %v; want bad_value", rule)
+	}
+	for i := range raw {
+		raw[i] = 'z'
+	}
+	if got, ok := rule.Captured(body); got != "42x" || !ok {
+		t.Errorf("captured %q, %t once the body's bytes were written over; want \"42x\", true", got, ok)
+	}
+}
