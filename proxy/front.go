@@ -565,8 +565,8 @@ func leadingCRorLF(buf []byte) int {
 }
 
 // linesServable reports whether every complete line of an unfinished head
-// is one parseHead accepts: a request line of the front's kind, then
-// well-formed fields.
+// is one parseHead accepts: a request line of the front's kind, with a
+// target net/url parses, then well-formed fields.
 func linesServable(buf []byte) bool {
 	for first := true; ; first = false {
 		i := bytes.IndexByte(buf, '\n')
@@ -580,7 +580,13 @@ func linesServable(buf []byte) bool {
 		}
 		line = line[:len(line)-1]
 		if first {
-			if _, _, ok := splitRequestLine(string(line)); !ok {
+			// net/http reads the target before any field: one it cannot
+			// parse is answered at once.
+			_, target, ok := splitRequestLine(string(line))
+			if !ok {
+				return false
+			}
+			if _, err := url.ParseRequestURI(target); err != nil {
 				return false
 			}
 			continue

@@ -317,6 +317,7 @@ func TestFrontAnswersAsNetHTTP(t *testing.T) {
 		{"a CRLF after a GET", get("/small") + "\r\n" + get("/small"), "front"},
 		{"an unfinished head with a NUL line", "GET /small HTTP/1.1\r\nHost: a\r\n\x00\r\n", ""},
 		{"an unfinished head with a bad version", "GET /small HTTP/1.\r\nHost: a\r\n", ""},
+		{"an unfinished head with a bad escape in its target", "GET /small%0 HTTP/1.1\r\n", ""},
 		{"an unfinished head with a line without a colon", "GET /small HTTP/1.1\r\nHost: a\r\nno colon\r\n", ""},
 		{"an unfinished head in HTTP/1.0", "GET /small HTTP/1.0\r\nHost: a\r\n", ""},
 		{"garbage", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", ""},
@@ -863,6 +864,8 @@ func TestLinesServable(t *testing.T) {
 		{"GET /a HTTP/1.1\r\nBad Name: v\r\n", false},
 		{"GET /a HTTP/1.1\r\n folded\r\n", false},
 		{"GET /a HTTP/1.1\r\nX-A: a\x01b\r\n", false},
+		{"GET /a%0 HTTP/1.1\r\n", false},
+		{"GET /a%0", true},
 	} {
 		if got := linesServable([]byte(tc.buf)); got != tc.want {
 			t.Errorf("linesServable(%q) = %v, want %v", tc.buf, got, tc.want)
