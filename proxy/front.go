@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/rawconn"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/tidwall/gjson"
 )
@@ -304,7 +305,7 @@ var errHandoff = errors.New("handed off")
 func (c *frontConn) serve() {
 	s := c.s
 	c.remote = c.rwc.RemoteAddr().String()
-	c.io = nonblocking(c.rwc)
+	c.io = rawconn.Nonblocking(c.rwc)
 	c.in.c = c.io
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(&c.in)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/signpost-proxy/signpost/internal/rawconn"
 )
 
 // upstreamConns speaks HTTP/1.1 to plain-http upstreams over kept-alive
@@ -145,22 +147,9 @@ func afterFunc(ctx context.Context, f func()) (stop func() bool) {
 // none.
 func (c *upConn) raw() syscall.RawConn {
 	if c.rc == nil {
-		c.rc = rawConnOf(c.Conn)
+		c.rc = rawconn.Of(c.Conn)
 	}
 	return c.rc
-}
-
-// rawConnOf returns c's raw descriptor access, or nil when it has none.
-func rawConnOf(c net.Conn) syscall.RawConn {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return rc
 }
 
 var (
@@ -179,7 +168,7 @@ func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh bool) 
 	if err != nil {
 		return nil, err
 	}
-	return &upConn{Conn: nonblocking(nc), addr: addr}, nil
+	return &upConn{Conn: rawconn.Nonblocking(nc), addr: addr}, nil
 }
 
 // takeIdle returns the connection to addr idle the shortest time, closing
@@ -357,7 +346,7 @@ func (c *upConn) sendOnce(fd uintptr) bool {
 	if c.sent {
 		return true
 	}
-	if !nothingToRead(fd) {
+	if !rawconn.NothingToRead(fd) {
 		c.werr = errStale
 		return true
 	}
@@ -478,7 +467,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 		if written, err = c.sendThenWait(raw); written && err != nil && u.waitLonger(ctx, c, err, start) {
 			err = nil
 		}
-	} else if !stillOpen(c.Conn) {
+	} else if !rawconn.StillOpen(c.Conn) {
 		err = errStale
 	} else {
 		err = c.write()

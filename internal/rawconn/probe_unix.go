@@ -1,24 +1,24 @@
 //go:build unix
 
-package proxy
+package rawconn
 
 import (
 	"net"
 	"syscall"
 )
 
-// stillOpen reports whether the peer has neither closed a connection nor
+// StillOpen reports whether the peer has neither closed a connection nor
 // sent anything on it that was not read, by peeking at the socket without
 // waiting.
-func stillOpen(c net.Conn) bool {
-	rc := rawConnOf(c)
+func StillOpen(c net.Conn) bool {
+	rc := Of(c)
 	if rc == nil {
 		_, ok := c.(syscall.Conn)
 		return !ok // a connection with no socket cannot be peeked at
 	}
 	open := false
 	err := rc.Read(func(fd uintptr) bool {
-		open = nothingToRead(fd)
+		open = NothingToRead(fd)
 		return true
 	})
 	return err == nil && open

@@ -1,4 +1,4 @@
-package proxy
+package rawconn
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ func tcpPair(t *testing.T) (net.Conn, *net.TCPConn) {
 	if peer == nil {
 		t.Fatal("accept failed")
 	}
-	nb := nonblocking(c)
+	nb := Nonblocking(c)
 	if _, ok := nb.(*nonblockingConn); !ok {
-		t.Fatalf("nonblocking(%T) = %T, want a *nonblockingConn", c, nb)
+		t.Fatalf("Nonblocking(%T) = %T, want a *nonblockingConn", c, nb)
 	}
 	t.Cleanup(func() { nb.Close(); peer.Close() })
 	return nb, peer.(*net.TCPConn)
@@ -150,7 +150,7 @@ func TestNonblockingLeavesOtherConns(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	if got := nonblocking(a); got != a {
-		t.Errorf("nonblocking(net.Pipe end) = %T, want it unchanged", got)
+	if got := Nonblocking(a); got != a {
+		t.Errorf("Nonblocking(net.Pipe end) = %T, want it unchanged", got)
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package rawconn
 
 import (
 	"io"
@@ -8,15 +8,15 @@ import (
 	"unsafe"
 )
 
-// nonblocking returns c reading and writing its socket with raw system
+// Nonblocking returns c reading and writing its socket with raw system
 // calls, where c has one. Go's sockets are non-blocking, so each call
 // returns at once, and nothing is gained by telling the scheduler a system
 // call is under way: that bookkeeping, and the thread hand-offs the
 // scheduler's monitor makes when a call spans one of its ticks, cost more
 // than the call on a busy proxy. A call that would block parks the
 // goroutine on the poller, deadlines included, as net.Conn's own does.
-func nonblocking(c net.Conn) net.Conn {
-	rc := rawConnOf(c)
+func Nonblocking(c net.Conn) net.Conn {
+	rc := Of(c)
 	if rc == nil {
 		return c
 	}
