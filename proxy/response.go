@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -210,9 +211,6 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 	ex.examined = x
 }
 
-// maxLoggedBody bounds the upstream body a log line carries.
-const maxLoggedBody = 2048
-
 // rejected counts and logs a rejection: one count per field fault, one log
 // line keyed by the same code, with what the operator needs and the agent
 // must not see. up is the upstream's error, nil when signpost answered
@@ -233,21 +231,21 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 	}
 	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		if up != nil {
-			conceal(up.Header)
+			redact.Conceal(up.Header)
 		}
 		return
 	}
 	var headers map[string]string
 	if up != nil {
-		headers = revealed(up.Header)
-		conceal(up.Header)
+		headers = redact.Revealed(up.Header)
+		redact.Conceal(up.Header)
 	}
 	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
 	if e.Field != "" {
 		attrs = append(attrs, "field", e.Field)
 	}
 	if e.Received != nil {
-		attrs = append(attrs, "received", redactJSON(e.Received))
+		attrs = append(attrs, "received", redact.JSON(e.Received))
 	}
 	if len(e.Errors) > 0 {
 		fields := make([]string, 0, len(e.Errors)+len(e.Unlisted))
@@ -262,7 +260,7 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 	}
 	attrs = append(attrs, "status", up.Status, "rule", rule)
 	if up.Body != nil {
-		attrs = append(attrs, "upstream_body", clip(up.Body.Raw))
+		attrs = append(attrs, "upstream_body", redact.Clip(up.Body.Raw))
 	}
 	if headers != nil {
 		attrs = append(attrs, "upstream_headers", headers)
@@ -278,26 +276,22 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
 	}
-	headers := revealed(up.Header)
+	headers := redact.Revealed(up.Header)
 	if ex.outcome == metrics.OutcomeWrapped {
-		conceal(up.Header)
+		redact.Conceal(up.Header)
 	}
 	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	attrs := []any{"request_id", ex.id, "route", name, "status", up.Status, "action", what}
 	if up.Body != nil {
-		attrs = append(attrs, "upstream_body", clip(up.Body.Raw))
+		attrs = append(attrs, "upstream_body", redact.Clip(up.Body.Raw))
 	}
 	if headers != nil {
 		attrs = append(attrs, "upstream_headers", headers)
 	}
 	p.log.Info("upstream error unmatched", attrs...)
 }
-
-// clip returns up to maxLoggedBody bytes of b for a log line, secrets
-// masked, marked when cut.
-func clip(b []byte) string { return clipRedacted(b) }
 
 // replaceBody swaps the response body for a rewritten one, which body
 // reads, and fixes its framing: length, type, and no encoding or
@@ -507,7 +501,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	}
 	p.calledOn(ex)
 	ex.outcome = metrics.OutcomeFailed
-	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact(err.Error()))
+	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact.String(err.Error()))
 	p.answer(w, ex, e)
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package redact
 
 import (
 	"encoding/json"
@@ -30,8 +30,8 @@ func TestRedact(t *testing.T) {
 		{"SELECT * FROM tickets WHERE id = 7", "SELECT * FROM tickets WHERE id = 7"},
 		{"", ""},
 	} {
-		if got := redact(tc.in); got != tc.want {
-			t.Errorf("redact(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		if got := String(tc.in); got != tc.want {
+			t.Errorf("String(%q)\n = %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -39,30 +39,30 @@ func TestRedact(t *testing.T) {
 // TestRedactJSONStaysJSON checks that a masked JSON value is still JSON,
 // so that the log line keeps its type.
 func TestRedactJSONStaysJSON(t *testing.T) {
-	got := redactJSON([]byte(`{"api_key":"AKIAIOSFODNN7EXAMPLE","n":1}`))
+	got := JSON([]byte(`{"api_key":"AKIAIOSFODNN7EXAMPLE","n":1}`))
 	raw, ok := got.(json.RawMessage)
 	if !ok || !json.Valid(raw) || strings.Contains(string(raw), "IOSFODNN7") {
 		t.Errorf("redactJSON = %v (%T), want valid JSON without the key", got, got)
 	}
 }
 
-// TestClipRedacted checks the cut: at most maxLoggedBody bytes plus the
+// TestClipRedacted checks the cut: at most MaxLogged bytes plus the
 // marker, and a secret across the cut never logged in part.
 func TestClipRedacted(t *testing.T) {
 	key := "AKIAIOSFODNN7EXAMPLE"
-	for _, at := range []int{maxLoggedBody - 30, maxLoggedBody - 10, maxLoggedBody - 4, maxLoggedBody, maxLoggedBody + clipWindow - 8} {
+	for _, at := range []int{MaxLogged - 30, MaxLogged - 10, MaxLogged - 4, MaxLogged, MaxLogged + clipWindow - 8} {
 		b := []byte(strings.Repeat("x", at) + " " + key + " " + strings.Repeat("y", 4000))
-		got := clipRedacted(b)
+		got := Clip(b)
 		if strings.Contains(got, "IOSF") || strings.Contains(got, "EXAMPLE") {
 			t.Errorf("key at %d: logged in part: …%q", at, got[max(0, len(got)-80):])
 		}
 		body, _, ok := strings.Cut(got, "…[+")
-		if !ok || len(body) > maxLoggedBody {
-			t.Errorf("key at %d: %d bytes before the marker (found %v), want at most %d", at, len(body), ok, maxLoggedBody)
+		if !ok || len(body) > MaxLogged {
+			t.Errorf("key at %d: %d bytes before the marker (found %v), want at most %d", at, len(body), ok, MaxLogged)
 		}
 	}
-	if got := clipRedacted([]byte("short AKIAIOSFODNN7EXAMPLE")); got != "short AKIA[masked]" {
-		t.Errorf("clipRedacted(short) = %q", got)
+	if got := Clip([]byte("short AKIAIOSFODNN7EXAMPLE")); got != "short AKIA[masked]" {
+		t.Errorf("Clip(short) = %q", got)
 	}
 }
 
@@ -70,15 +70,15 @@ func TestClipRedacted(t *testing.T) {
 func TestConceal(t *testing.T) {
 	h := http.Header{"Server": {"Apache/2.4.1 (Debian)"}, "X-Powered-By": {"PHP/5.4"}, "X-Aspnet-Version": {"4.0.30319"},
 		"Retry-After": {"5"}, "Content-Type": {"text/plain"}}
-	got := revealed(h)
+	got := Revealed(h)
 	if len(got) != 3 || got["Server"] != "Apache/2.4.1 (Debian)" || got["X-Powered-By"] != "PHP/5.4" {
 		t.Errorf("revealed = %v", got)
 	}
-	conceal(h)
+	Conceal(h)
 	if len(h) != 2 || h.Get("Retry-After") != "5" || h.Get("Content-Type") != "text/plain" {
 		t.Errorf("after conceal: %v, want Retry-After and Content-Type alone", h)
 	}
-	if revealed(http.Header{"Content-Type": {"x"}}) != nil {
+	if Revealed(http.Header{"Content-Type": {"x"}}) != nil {
 		t.Error("revealed of a header without revealing ones is not nil")
 	}
 }

@@ -1,17 +1,20 @@
-package proxy
+// Package redact keeps what an upstream error tells the operator from the
+// agent: the headers that name the upstream's software, version or host,
+// which a body signpost writes drops, and the secrets an upstream body or
+// an error may carry, which log lines mask.
+package redact
 
 import (
 	"bytes"
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
-// What an upstream error tells the operator and must not tell the agent is
-// handled here: the headers that name the upstream's software, version or
-// host, which a body signpost writes drops, and the secrets an upstream body
-// or an error may carry, which the log lines mask.
+// MaxLogged bounds the upstream body a log line carries.
+const MaxLogged = 2048
 
 // revealingHeaders name the software, framework, version, host or debug
 // handle behind the upstream. A rewritten or wrapped error drops them, and
@@ -34,23 +37,23 @@ var revealing = func() map[string]bool {
 	return m
 }()
 
-// revealed returns the revealing headers h holds, masked, for a log line;
+// Revealed returns the revealing headers h holds, masked, for a log line;
 // nil when it holds none.
-func revealed(h http.Header) map[string]string {
+func Revealed(h http.Header) map[string]string {
 	var out map[string]string
 	for k, vs := range h {
 		if revealing[k] && len(vs) > 0 {
 			if out == nil {
 				out = make(map[string]string)
 			}
-			out[k] = redact(strings.Join(vs, ", "))
+			out[k] = String(strings.Join(vs, ", "))
 		}
 	}
 	return out
 }
 
-// conceal drops the revealing headers from h.
-func conceal(h http.Header) {
+// Conceal drops the revealing headers from h.
+func Conceal(h http.Header) {
 	for k := range h {
 		if revealing[k] {
 			delete(h, k)
@@ -87,8 +90,8 @@ var secretPatterns = []secretPattern{
 		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?:orization)?|session[_-]?id|cookie|credentials?|signature)[A-Za-z0-9_-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
 }
 
-// redact masks the secrets in s, for a log line.
-func redact(s string) string {
+// String masks the secrets in s, for a log line.
+func String(s string) string {
 	var lower string
 	for _, p := range secretPatterns {
 		if lower == "" {
@@ -105,34 +108,34 @@ func redact(s string) string {
 	return s
 }
 
-// redactJSON masks the secrets in an echoed JSON value; should masking
+// JSON masks the secrets in an echoed JSON value; should masking
 // ever leave it invalid, it is logged as a string.
-func redactJSON(raw []byte) any {
-	s := redact(string(raw))
+func JSON(raw []byte) any {
+	s := String(string(raw))
 	if json.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}
 	return s
 }
 
-// clipWindow is how far past maxLoggedBody a body is masked before it is
+// clipWindow is how far past MaxLogged a body is masked before it is
 // cut, so that a secret across the cut is masked whole.
 const clipWindow = 512
 
-// clipRedacted returns b masked and cut to maxLoggedBody bytes, marked when
+// Clip returns b masked and cut to MaxLogged bytes, marked when
 // cut. The text after the window's last separator is dropped first, so no
 // part of a secret the window cut in two is logged.
-func clipRedacted(b []byte) string {
-	if len(b) <= maxLoggedBody {
-		return redact(string(b))
+func Clip(b []byte) string {
+	if len(b) <= MaxLogged {
+		return String(string(b))
 	}
-	w := b[:min(len(b), maxLoggedBody+clipWindow)]
+	w := b[:min(len(b), MaxLogged+clipWindow)]
 	if i := bytes.LastIndexAny(w, " \t\r\n\",;&<>{}[]()"); i > 0 {
 		w = w[:i]
 	}
-	s := redact(string(w))
-	if len(s) > maxLoggedBody {
-		s = s[:maxLoggedBody]
+	s := String(string(w))
+	if len(s) > MaxLogged {
+		s = s[:MaxLogged]
 	}
-	return s + "…[+" + itoa(len(b)-len(s)) + " bytes]"
+	return s + "…[+" + strconv.Itoa(len(b)-len(s)) + " bytes]"
 }
