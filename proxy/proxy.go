@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -62,7 +63,7 @@ type Options struct {
 	fallback *http.Transport
 	// budget is BufferBudget's, which Serve shares across reloads. Nil,
 	// New makes one for the proxy alone.
-	budget *Budget
+	budget *budget.Budget
 }
 
 // DefaultUpstreamTimeout bounds the wait for upstream response headers.
@@ -91,7 +92,7 @@ type Proxy struct {
 	// upstream error body, so a stalled body cannot hold it forever.
 	bodyTimeout time.Duration
 	// budget is charged for every error body buffered.
-	budget *Budget
+	budget *budget.Budget
 }
 
 // New builds the proxy for a loaded rule file.
@@ -121,7 +122,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	p.accessLog = opts.AccessLog
 	p.budget = opts.budget
 	if p.budget == nil {
-		p.budget = NewBudget(opts.BufferBudget, p.metrics)
+		p.budget = budget.New(opts.BufferBudget, p.metrics)
 	}
 	p.state = opts.State
 	if p.state == nil {
@@ -262,7 +263,7 @@ const maxKeptVars = 16
 type examination struct {
 	upstream rewrite.Upstream
 	body     rules.Body
-	charge   charge
+	charge   budget.Charge
 	err      rewrite.Error // a rule's answer, when one matched
 	out      []byte        // the rendered body, kept for the next one
 	reply    bytesBody     // reads out to the caller

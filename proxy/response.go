@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -82,18 +83,18 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// The buffers are charged to the process-wide budget, and given back
 	// when this returns, or when the body that still reads them is closed.
 	c := &x.charge
-	c.budget = p.budget
-	defer c.end()
-	raw, err := readCharged(res.Body, limit, res.ContentLength, c)
+	c.Budget = p.budget
+	defer c.End()
+	raw, err := c.Read(res.Body, limit, res.ContentLength)
 	if stall != nil {
 		stall.Stop()
 	}
-	if errors.Is(err, errNoBudget) {
+	if errors.Is(err, budget.ErrSpent) {
 		// Other errors hold the budget: this one is treated as too large
 		// to read. No 503: the upstream has answered, and its status
 		// stands.
 		if policy == rules.Passthrough {
-			res.Body = c.keepUntilClosed(putBack(raw, res.Body, nil))
+			res.Body = c.KeepUntilClosed(putBack(raw, res.Body, nil))
 			p.unmatched(ex, name, up, "over the buffer budget, passed through")
 			return nil
 		}
@@ -103,7 +104,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		// The upstream broke off or stalled mid-body. Passed through, the
 		// caller gets what arrived and the break; wrapped, a whole answer.
 		if policy == rules.Passthrough {
-			res.Body = c.keepUntilClosed(putBack(raw, res.Body, err))
+			res.Body = c.KeepUntilClosed(putBack(raw, res.Body, err))
 			p.unmatched(ex, name, up, "upstream body broke off, passed through")
 			return nil
 		}
@@ -112,7 +113,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	if int64(len(raw)) > limit {
 		p.oversized(name)
 		if policy == rules.Passthrough {
-			res.Body = c.keepUntilClosed(putBack(raw, res.Body, nil))
+			res.Body = c.KeepUntilClosed(putBack(raw, res.Body, nil))
 			p.unmatched(ex, name, up, "oversized, passed through")
 			return nil
 		}
@@ -130,7 +131,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			case errors.Is(err, errTooLarge):
 				p.oversized(name)
 				what = "oversized once decoded"
-			case errors.Is(err, errNoBudget):
+			case errors.Is(err, budget.ErrSpent):
 				what = "over the buffer budget once decoded"
 			}
 			return p.settle(res, ex, name, x, policy, raw, what)
@@ -170,7 +171,7 @@ func (p *Proxy) bodyWait(ex *exchange) time.Duration {
 func (p *Proxy) settle(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, raw []byte, why string) error {
 	up := &x.upstream
 	if policy == rules.Passthrough {
-		res.Body = x.charge.keepUntilClosed(newBytesBody(raw))
+		res.Body = x.charge.KeepUntilClosed(newBytesBody(raw))
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil
 	}
@@ -380,7 +381,7 @@ var errTooLarge = errors.New("body larger than the buffering bound")
 
 // decoderFor returns how to decode a body with this Content-Encoding: nil
 // for an identity body, and false for an encoding signpost does not read.
-func decoderFor(encoding string) (func(raw []byte, limit int64, c *charge) ([]byte, error), bool) {
+func decoderFor(encoding string) (func(raw []byte, limit int64, c *budget.Charge) ([]byte, error), bool) {
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
 		return nil, true
@@ -397,16 +398,16 @@ const inflateState = 48 << 10
 // gunzip inflates raw, stopping once the output passes limit so that a
 // small compressed body cannot expand without bound; the output and the
 // reader's state are charged to c.
-func gunzip(raw []byte, limit int64, c *charge) ([]byte, error) {
-	if !c.grow(inflateState) {
-		return nil, errNoBudget
+func gunzip(raw []byte, limit int64, c *budget.Charge) ([]byte, error) {
+	if !c.Grow(inflateState) {
+		return nil, budget.ErrSpent
 	}
-	defer c.shrink(inflateState)
+	defer c.Shrink(inflateState)
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
-	out, err := readCharged(zr, limit, -1, c)
+	out, err := c.Read(zr, limit, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -53,7 +54,7 @@ func FuzzModify(f *testing.F) {
 		saved := route.Unmatched
 		route.Unmatched = policy
 		defer func() { route.Unmatched = saved }()
-		p := &Proxy{cfg: cfg, budget: NewBudget(64<<10, nil), bodyTimeout: time.Second,
+		p := &Proxy{cfg: cfg, budget: budget.New(64<<10, nil), bodyTimeout: time.Second,
 			state: NewState(cfg.Learn, nil, nil), log: slog.New(slog.DiscardHandler)}
 		defer p.state.Close()
 

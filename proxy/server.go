@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -108,7 +109,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	if opts.budget == nil {
 		// One budget for every proxy the reloads build: requests still
 		// served by old rules hold buffers too.
-		opts.budget = NewBudget(opts.BufferBudget, opts.Metrics)
+		opts.budget = budget.New(opts.BufferBudget, opts.Metrics)
 	}
 	build := func(c *rules.Config) (*Proxy, error) { return New(c, opts.Options) }
 	p, err := build(cfg)

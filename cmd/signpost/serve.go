@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -171,7 +172,7 @@ const minBufferBudget = 64 << 10
 
 // bufferBudgetFlag defines --buffer-budget on fs, as serve and mcp take it.
 func bufferBudgetFlag(fs *flag.FlagSet) *byteSize {
-	b := byteSize(proxy.DefaultBufferBudget)
+	b := byteSize(budget.Default)
 	fs.Var(&b, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
 	return &b
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package proxy
+package budget
 
 // newBuffer returns an empty buffer of capacity size.
 func newBuffer(size int) []byte { return make([]byte, 0, size) }

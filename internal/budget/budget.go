@@ -1,4 +1,7 @@
-package proxy
+// Package budget bounds the memory that upstream error bodies being
+// examined hold at once, across requests and reloads, and lends the
+// buffers they are read into.
+package budget
 
 import (
 	"errors"
@@ -10,9 +13,9 @@ import (
 	"github.com/signpost-proxy/signpost/metrics"
 )
 
-// DefaultBufferBudget is the memory all requests together may hold in
-// buffered upstream error bodies, raw and decoded.
-const DefaultBufferBudget = 64 << 20
+// Default is the memory all requests together may hold in buffered
+// upstream error bodies, raw and decoded.
+const Default = 64 << 20
 
 // Budget bounds the bytes that upstream error bodies being examined hold
 // at once, across requests and reloads: each request's bound
@@ -40,11 +43,11 @@ type Budget struct {
 // keepIdle is how long given-back buffers are kept for reuse.
 const keepIdle = 10 * time.Second
 
-// NewBudget returns a budget of size bytes, DefaultBufferBudget when size
-// is zero or less. m, when not nil, receives its size, use and exhaustions.
-func NewBudget(size int64, m *metrics.Metrics) *Budget {
+// New returns a budget of size bytes, Default when size is zero or less.
+// m, when not nil, receives its size, use and exhaustions.
+func New(size int64, m *metrics.Metrics) *Budget {
 	if size <= 0 {
-		size = DefaultBufferBudget
+		size = Default
 	}
 	b := &Budget{size: size, metrics: m, free: map[int][][]byte{}}
 	if m != nil {
@@ -52,9 +55,6 @@ func NewBudget(size int64, m *metrics.Metrics) *Budget {
 	}
 	return b
 }
-
-// Size is the budget's bound in bytes.
-func (b *Budget) Size() int64 { return b.size }
 
 // InUse is the bytes charged to requests now.
 func (b *Budget) InUse() int64 {
@@ -214,14 +214,14 @@ func classOf(n int64) int {
 	return 1<<bits.Len64(uint64(n-classPage-1)) + classPage
 }
 
-// errNoBudget is a read stopped because the budget had no more bytes.
-var errNoBudget = errors.New("the buffer budget is spent")
+// ErrSpent is a read stopped because the budget had no more bytes.
+var ErrSpent = errors.New("the buffer budget is spent")
 
-// charge is what one exchange holds of a budget: buffers and bytes. A nil
-// budget charges nothing and never refuses. It is released once, when the
+// Charge is what one exchange holds of a budget: buffers and bytes. A nil
+// Budget charges nothing and never refuses. It is released once, when the
 // exchange's buffers are no longer used.
-type charge struct {
-	budget *Budget
+type Charge struct {
+	Budget *Budget
 	bufs   [][]byte
 	first  [2][]byte // bufs' storage for the usual one or two
 	bytes  int64
@@ -233,11 +233,11 @@ type charge struct {
 
 // buffer lends an empty buffer of capacity at least n, or nil when the
 // budget refuses.
-func (c *charge) buffer(n int64) []byte {
-	if c.budget == nil {
+func (c *Charge) buffer(n int64) []byte {
+	if c.Budget == nil {
 		return make([]byte, 0, n)
 	}
-	buf := c.budget.buffer(n)
+	buf := c.Budget.buffer(n)
 	if buf != nil {
 		if c.bufs == nil {
 			c.bufs = c.first[:0]
@@ -248,64 +248,64 @@ func (c *charge) buffer(n int64) []byte {
 }
 
 // giveBack returns a buffer that c lent and nothing uses any more.
-func (c *charge) giveBack(buf []byte) {
-	if c.budget == nil {
+func (c *Charge) giveBack(buf []byte) {
+	if c.Budget == nil {
 		return
 	}
 	for i, b := range c.bufs {
 		if cap(b) == cap(buf) && &b[:1][0] == &buf[:1][0] {
 			c.bufs = append(c.bufs[:i], c.bufs[i+1:]...)
-			c.budget.put(buf)
+			c.Budget.put(buf)
 			return
 		}
 	}
 }
 
-// grow charges n bytes that are not a buffer, reporting false when the
+// Grow charges n bytes that are not a buffer, reporting false when the
 // budget refuses them.
-func (c *charge) grow(n int64) bool {
-	if c.budget == nil {
+func (c *Charge) Grow(n int64) bool {
+	if c.Budget == nil {
 		return true
 	}
-	if !c.budget.take(n) {
+	if !c.Budget.take(n) {
 		return false
 	}
 	c.bytes += n
 	return true
 }
 
-// shrink gives back n bytes that grow charged.
-func (c *charge) shrink(n int64) {
-	if c.budget != nil {
+// Shrink gives back n bytes that Grow charged.
+func (c *Charge) Shrink(n int64) {
+	if c.Budget != nil {
 		c.bytes -= n
-		c.budget.give(n)
+		c.Budget.give(n)
 	}
 }
 
 // release gives back everything c holds. Later calls do nothing.
-func (c *charge) release() {
+func (c *Charge) release() {
 	c.once.Do(func() {
-		if c.budget == nil {
+		if c.Budget == nil {
 			return
 		}
 		for _, b := range c.bufs {
-			c.budget.put(b)
+			c.Budget.put(b)
 		}
 		c.bufs = nil
-		c.budget.give(c.bytes)
+		c.Budget.give(c.bytes)
 	})
 }
 
-// end releases what c holds, unless a body kept it.
-func (c *charge) end() {
+// End releases what c holds, unless a body kept it.
+func (c *Charge) End() {
 	if !c.kept {
 		c.release()
 	}
 }
 
-// keepUntilClosed returns body, holding c until it is closed.
-func (c *charge) keepUntilClosed(body io.ReadCloser) io.ReadCloser {
-	if c.budget == nil {
+// KeepUntilClosed returns body, holding c until it is closed.
+func (c *Charge) KeepUntilClosed(body io.ReadCloser) io.ReadCloser {
+	if c.Budget == nil {
 		return body
 	}
 	c.kept = true
@@ -315,7 +315,7 @@ func (c *charge) keepUntilClosed(body io.ReadCloser) io.ReadCloser {
 // releasingBody is a body whose buffers stay charged until it is closed.
 type releasingBody struct {
 	io.ReadCloser
-	c *charge
+	c *Charge
 }
 
 func (b releasingBody) Close() error {
@@ -327,19 +327,19 @@ func (b releasingBody) Close() error {
 // firstBuffer is the capacity a read of unknown length starts with.
 const firstBuffer = minClass + classPage
 
-// readCharged reads up to limit+1 bytes of r, as readHead does, into a
-// buffer c lends. size is the length the body announced, -1 when unknown:
-// a known length gets one buffer, an unknown one a buffer that doubles as
-// bytes arrive. When the budget refuses a buffer, it returns what it read
-// with errNoBudget.
-func readCharged(r io.Reader, limit, size int64, c *charge) ([]byte, error) {
+// Read reads up to limit+1 bytes of r, enough to tell a body longer than
+// limit, into a buffer c lends. size is the length the body announced, -1
+// when unknown: a known length gets one buffer, an unknown one a buffer
+// that doubles as bytes arrive. When the budget refuses a buffer, it
+// returns what it read with ErrSpent.
+func (c *Charge) Read(r io.Reader, limit, size int64) ([]byte, error) {
 	want := min(limit+1, firstBuffer)
 	if size >= 0 && size <= limit {
 		want = size + 1 // the extra byte tells a body longer than it said
 	}
 	buf := c.buffer(want)
 	if buf == nil {
-		return nil, errNoBudget
+		return nil, ErrSpent
 	}
 	for {
 		if int64(len(buf)) > limit {
@@ -352,7 +352,7 @@ func readCharged(r io.Reader, limit, size int64, c *charge) ([]byte, error) {
 			}
 			grown := c.buffer(min(next, limit+1))
 			if grown == nil {
-				return buf, errNoBudget
+				return buf, ErrSpent
 			}
 			grown = append(grown, buf...)
 			c.giveBack(buf)
