@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 )
@@ -57,11 +58,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	h := w.Header()
 	connectionTokens := res.Header["Connection"]
 	for k, vv := range res.Header {
-		if !hopByHop(k) {
+		if !httpwire.HopByHop(k) {
 			h[k] = vv
 		}
 	}
-	removeConnectionHeaders(h, connectionTokens)
+	httpwire.RemoveConnectionHeaders(h, connectionTokens)
 	// The id is signpost's, whatever the upstream's Connection names.
 	h[RequestIDHeader] = ex.idValue
 	// Trailers the upstream announced are announced again, the Trailer
@@ -165,24 +166,24 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 	bw.WriteString("\r\n")
 	connectionTokens := r.Header["Connection"]
 	for k, vv := range r.Header {
-		if framing(k) || k != RequestIDHeader && listed(connectionTokens, k) {
+		if framing(k) || k != RequestIDHeader && httpwire.Listed(connectionTokens, k) {
 			continue
 		}
 		for _, v := range vv {
-			writeHeader(bw, k, v)
+			httpwire.WriteField(bw, k, v)
 		}
 	}
-	if te := r.Header["Te"]; len(te) > 0 && listed(te, "trailers") {
-		writeHeader(bw, "Te", "trailers")
+	if te := r.Header["Te"]; len(te) > 0 && httpwire.Listed(te, "trailers") {
+		httpwire.WriteField(bw, "Te", "trailers")
 	}
 	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		writeHeader(bw, "X-Forwarded-For", ip)
+		httpwire.WriteField(bw, "X-Forwarded-For", ip)
 	}
-	writeHeader(bw, "X-Forwarded-Host", r.Host)
+	httpwire.WriteField(bw, "X-Forwarded-Host", r.Host)
 	if r.TLS == nil {
-		writeHeader(bw, "X-Forwarded-Proto", "http")
+		httpwire.WriteField(bw, "X-Forwarded-Proto", "http")
 	} else {
-		writeHeader(bw, "X-Forwarded-Proto", "https")
+		httpwire.WriteField(bw, "X-Forwarded-Proto", "https")
 	}
 
 	size := r.ContentLength
@@ -307,13 +308,6 @@ func isHex(b byte) bool {
 	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
 
-func writeHeader(bw *bufio.Writer, k, v string) {
-	bw.WriteString(k)
-	bw.WriteString(": ")
-	bw.WriteString(v)
-	bw.WriteString("\r\n")
-}
-
 // sendsLength reports whether an empty body is still announced with
 // Content-Length: 0, as http.Transport does for methods that carry one.
 func sendsLength(method string) bool {
@@ -399,17 +393,6 @@ func flushesAtOnce(res *http.Response) bool {
 	return res.ContentLength == -1 || isEventStream(res.Header)
 }
 
-// hopByHop reports whether a header concerns one connection only, so a
-// proxy must not pass it on (RFC 9110, section 7.6.1).
-func hopByHop(k string) bool {
-	switch k {
-	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
-		return true
-	}
-	return false
-}
-
 // forwarding reports whether a header says where a request came from:
 // Forwarded and every X-Forwarded-*. Signpost sets X-Forwarded-For, -Host
 // and -Proto from the connection it accepted; a caller's own are not passed
@@ -440,28 +423,5 @@ func framing(k string) bool {
 			return true
 		}
 	}
-	return hopByHop(k) || forwarding(k) || k == "Content-Length"
-}
-
-// listed reports whether the comma-separated header values name k.
-func listed(values []string, k string) bool {
-	for _, v := range values {
-		for _, f := range strings.Split(v, ",") {
-			if f = textproto.TrimString(f); f != "" && strings.EqualFold(f, k) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// removeConnectionHeaders drops the headers a Connection header names.
-func removeConnectionHeaders(h http.Header, connection []string) {
-	for _, v := range connection {
-		for _, f := range strings.Split(v, ",") {
-			if f = textproto.TrimString(f); f != "" {
-				h.Del(f)
-			}
-		}
-	}
+	return httpwire.HopByHop(k) || forwarding(k) || k == "Content-Length"
 }

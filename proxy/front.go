@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/internal/rawconn"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/tidwall/gjson"
@@ -426,7 +427,7 @@ func (c *frontConn) idleDeadline() {
 // it hands over.
 func (c *frontConn) handOff() bool {
 	buf, _ := c.br.Peek(c.br.Buffered())
-	end, _ := headEnd(buf)
+	end, _ := httpwire.HeadEnd(buf)
 	return c.s.handoff.push(&replayConn{Conn: c.rwc, r: c.br, sawHead: end > 0})
 }
 
@@ -463,11 +464,11 @@ const maxRefusedValue = 64
 // writeRefusal writes a response the front makes itself, with a JSON body,
 // that ends the connection.
 func writeRefusal(bw *bufio.Writer, status int, body []byte) {
-	writeStatus(bw, status)
+	httpwire.WriteStatus(bw, status)
 	bw.WriteString("Content-Type: application/json\r\nConnection: close\r\nContent-Length: ")
 	bw.WriteString(strconv.Itoa(len(body)))
 	bw.WriteString("\r\nDate: ")
-	bw.Write(httpDate())
+	bw.Write(httpwire.Date())
 	bw.WriteString("\r\n\r\n")
 	bw.Write(body)
 }
@@ -516,14 +517,14 @@ func (c *frontConn) peekHead() ([]byte, error) {
 	for {
 		buf, _ := c.br.Peek(c.br.Buffered())
 		if c.blankLeft > 0 && len(buf) > 0 {
-			n := min(leadingCRorLF(buf), c.blankLeft)
+			n := min(httpwire.LeadingCRorLF(buf), c.blankLeft)
 			_, _ = c.br.Discard(n)
 			buf, c.blankLeft = buf[n:], c.blankLeft-n
 			if len(buf) > 0 {
 				c.blankLeft = 0 // the request line has begun
 			}
 		}
-		if end, crlf := headEnd(buf); end > 0 {
+		if end, crlf := httpwire.HeadEnd(buf); end > 0 {
 			if !crlf {
 				return nil, errHandoff
 			}
@@ -556,15 +557,6 @@ func (c *frontConn) peekHead() ([]byte, error) {
 	}
 }
 
-// leadingCRorLF counts the CR and LF bytes buf starts with.
-func leadingCRorLF(buf []byte) int {
-	n := 0
-	for n < len(buf) && (buf[n] == '\r' || buf[n] == '\n') {
-		n++
-	}
-	return n
-}
-
 // linesServable reports whether every complete line of an unfinished head
 // is one parseHead accepts: a request line of the front's kind, with a
 // target net/url parses, then well-formed fields.
@@ -576,7 +568,7 @@ func linesServable(buf []byte) bool {
 		}
 		line := buf[:i]
 		buf = buf[i+1:]
-		if len(line) == 0 || line[len(line)-1] != '\r' || !plainBytes(line[:len(line)-1]) {
+		if len(line) == 0 || line[len(line)-1] != '\r' || !httpwire.PlainBytes(line[:len(line)-1]) {
 			return false
 		}
 		line = line[:len(line)-1]
@@ -592,29 +584,8 @@ func linesServable(buf []byte) bool {
 			}
 			continue
 		}
-		if colon := bytes.IndexByte(line, ':'); colon <= 0 || !validFieldName(string(line[:colon])) {
+		if colon := bytes.IndexByte(line, ':'); colon <= 0 || !httpwire.ValidFieldName(string(line[:colon])) {
 			return false
-		}
-	}
-}
-
-// headEnd returns the length of the head in buf through the empty line that
-// ends it, or 0 when buf does not hold all of it; crlf reports whether every
-// line of it ends in CRLF.
-func headEnd(buf []byte) (end int, crlf bool) {
-	crlf = true
-	for i := 0; ; {
-		j := bytes.IndexByte(buf[i:], '\n')
-		if j < 0 {
-			return 0, false
-		}
-		line := buf[i : i+j]
-		if len(line) == 0 || line[len(line)-1] != '\r' {
-			crlf = false
-		}
-		i += j + 1
-		if len(line) == 0 || len(line) == 1 && line[0] == '\r' {
-			return i, crlf
 		}
 	}
 }
@@ -628,7 +599,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	if len(head) > maxHeaderBytes {
 		return nil, errHandoff
 	}
-	if !plainBytes(head) {
+	if !httpwire.PlainBytes(head) {
 		return nil, errHandoff
 	}
 	// One string holds the head; the target and every field are parts of
@@ -652,7 +623,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	length := int64(0)
 	lengths := 0
 	for rest := s[eol+1:]; rest != ""; {
-		k, v, tail, ok := cutField(rest)
+		k, v, tail, ok := httpwire.CutField(rest)
 		if !ok {
 			return nil, errHandoff
 		}
@@ -669,9 +640,9 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 		case "Transfer-Encoding", "Expect", "Upgrade", "Http2-Settings", "Te", "Pragma":
 			return nil, errHandoff
 		}
-		values = addValue(h, values, k, v)
+		values = httpwire.AddValue(h, values, k, v)
 	}
-	if hosts != 1 || host == "" || !validHost(host) {
+	if hosts != 1 || host == "" || !httpwire.ValidHost(host) {
 		return nil, errHandoff
 	}
 	req := into.request()
@@ -680,7 +651,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
 	req.Header = h
 	req.ContentLength = length
-	req.Close = listed(h["Connection"], "close")
+	req.Close = httpwire.Listed(h["Connection"], "close")
 	req.Host = host
 	req.RequestURI = target
 	return req, nil
@@ -691,7 +662,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 // asterisk, absolute and authority forms are left to net/http.
 func splitRequestLine(line string) (method, target string, ok bool) {
 	sp := strings.IndexByte(line, ' ')
-	if sp <= 0 || !validFieldName(line[:sp]) || len(line) < sp+1+len(" HTTP/1.1") || !strings.HasSuffix(line, " HTTP/1.1") {
+	if sp <= 0 || !httpwire.ValidFieldName(line[:sp]) || len(line) < sp+1+len(" HTTP/1.1") || !strings.HasSuffix(line, " HTTP/1.1") {
 		return "", "", false
 	}
 	method, target = line[:sp], line[sp+1:len(line)-len(" HTTP/1.1")]
@@ -741,21 +712,6 @@ func (r *reusedHead) header(n int) (http.Header, []string) {
 // keptFields bounds the header a connection keeps from one request to the
 // next.
 const keptFields = 32
-
-// validHost reports whether a Host header holds only the bytes net/http's
-// server accepts there.
-func validHost(h string) bool {
-	for i := 0; i < len(h); i++ {
-		b := h[i]
-		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case bytes.IndexByte([]byte("!$%&'()*+,-.:;=[]_~"), b) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // serveRequest serves one request whose head is n bytes long and reports
 // whether the connection may serve another.

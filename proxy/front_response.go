@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
+
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 )
 
 // heldBytes is how much of a response body of undeclared length is held
@@ -60,7 +60,7 @@ func (w *frontResponse) reset(req *http.Request, body *frontBody) {
 	w.req, w.body = req, body
 	w.status, w.written, w.contentLength, w.err = 0, 0, -1, nil
 	w.wroteHeader, w.sent, w.done, w.chunked = false, false, false, false
-	w.closeAfter, w.bodyLeft = req.Close || hasToken(req.Header["Connection"], "close"), false
+	w.closeAfter, w.bodyLeft = req.Close || httpwire.HasToken(req.Header["Connection"], "close"), false
 	w.head = req.Method == http.MethodHead
 	w.held = w.held[:0]
 }
@@ -77,7 +77,7 @@ func (w *frontResponse) WriteHeader(code int) {
 	}
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		bw := w.c.writer()
-		writeStatus(bw, code)
+		httpwire.WriteStatus(bw, code)
 		w.snapshot()
 		w.writeFields(bw, true)
 		bw.WriteString("\r\n")
@@ -140,22 +140,18 @@ func (w *frontResponse) snapshot() {
 			w.haveDate = true
 		case k == "Trailer":
 			w.trailers = true
-			for _, v := range vv {
-				for _, f := range strings.Split(v, ",") {
-					if f = textproto.TrimString(f); f != "" {
-						w.declared = append(w.declared, textproto.CanonicalMIMEHeaderKey(f))
-					}
-				}
+			for f := range httpwire.Tokens(vv) {
+				w.declared = append(w.declared, textproto.CanonicalMIMEHeaderKey(f))
 			}
 		case strings.HasPrefix(k, http.TrailerPrefix):
 			w.trailers = true
 			continue
 		}
-		if !validFieldName(k) {
+		if !httpwire.ValidFieldName(k) {
 			continue
 		}
 		for _, v := range vv {
-			w.lines = appendField(w.lines, k, v)
+			w.lines = httpwire.AppendField(w.lines, k, v)
 		}
 	}
 }
@@ -167,7 +163,7 @@ func (w *frontResponse) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if !bodyAllowed(w.status) {
+	if !httpwire.BodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	w.written += int64(len(p))
@@ -206,7 +202,7 @@ const sniffLen = 512
 
 // sniffs reports whether the response's type will be sniffed from its body.
 func (w *frontResponse) sniffs() bool {
-	return bodyAllowed(w.status) && !w.haveType && firstValue(w.encoding) == "" && w.te == ""
+	return httpwire.BodyAllowed(w.status) && !w.haveType && httpwire.FirstValue(w.encoding) == "" && w.te == ""
 }
 
 // Flush sends what is written so far to the caller.
@@ -250,7 +246,7 @@ func (w *frontResponse) finish() {
 		// no one will use.
 		w.closeAfter = true
 	}
-	if !w.head && w.contentLength != -1 && bodyAllowed(w.status) && w.contentLength != w.written {
+	if !w.head && w.contentLength != -1 && httpwire.BodyAllowed(w.status) && w.contentLength != w.written {
 		// Fewer bytes than declared: the caller would read the next
 		// response as the rest of this one.
 		w.closeAfter = true
@@ -272,16 +268,16 @@ func (w *frontResponse) writeTrailers(bw *bufio.Writer) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		name := strings.TrimPrefix(k, http.TrailerPrefix)
-		if !validFieldName(name) {
+		if !httpwire.ValidFieldName(name) {
 			continue
 		}
 		for _, v := range w.header[k] {
-			writeField(bw, name, v)
+			httpwire.WriteField(bw, name, v)
 		}
 	}
 	for _, k := range w.declared {
 		for _, v := range w.header[k] {
-			writeField(bw, k, v)
+			httpwire.WriteField(bw, k, v)
 		}
 	}
 }
@@ -322,7 +318,7 @@ func (w *frontResponse) send(p []byte) {
 	var setLength []byte
 	var setType, setConnection, setTE string
 
-	if w.done && !w.trailers && w.te == "" && bodyAllowed(w.status) && !w.haveCL && (!w.head || len(p) > 0) {
+	if w.done && !w.trailers && w.te == "" && httpwire.BodyAllowed(w.status) && !w.haveCL && (!w.head || len(p) > 0) {
 		w.contentLength = int64(len(p))
 		setLength = strconv.AppendInt(w.scratch[:0], int64(len(p)), 10)
 	}
@@ -346,8 +342,8 @@ func (w *frontResponse) send(p []byte) {
 		}
 	}
 	dropType, dropLength, dropTE := false, false, false
-	if bodyAllowed(w.status) {
-		if firstValue(w.encoding) == "" && !w.haveType && w.te == "" && len(p) > 0 {
+	if httpwire.BodyAllowed(w.status) {
+		if httpwire.FirstValue(w.encoding) == "" && !w.haveType && w.te == "" && len(p) > 0 {
 			setType = http.DetectContentType(p)
 		}
 	} else {
@@ -359,7 +355,7 @@ func (w *frontResponse) send(p []byte) {
 		dropLength, hasCL = true, false
 	}
 	switch {
-	case w.head || !bodyAllowed(w.status) || w.status == http.StatusNoContent, hasCL:
+	case w.head || !httpwire.BodyAllowed(w.status) || w.status == http.StatusNoContent, hasCL:
 		dropTE = true
 	case w.te == "identity":
 		w.chunked, w.closeAfter, dropTE = false, true, true
@@ -372,23 +368,23 @@ func (w *frontResponse) send(p []byte) {
 	if w.chunked {
 		dropLength = true
 	}
-	if w.closeAfter && (!keepAlives || !hasToken(w.connection, "close")) {
+	if w.closeAfter && (!keepAlives || !httpwire.HasToken(w.connection, "close")) {
 		w.connection = nil
 		setConnection = "close"
 	}
 
 	bw := w.c.writer()
-	writeStatus(bw, w.status)
+	httpwire.WriteStatus(bw, w.status)
 	w.writeFields(bw, !dropType)
 	if w.haveCL && !dropLength {
-		writeField(bw, "Content-Length", w.clen)
+		httpwire.WriteField(bw, "Content-Length", w.clen)
 	}
 	if w.te != "" && !dropTE {
-		writeField(bw, "Transfer-Encoding", w.te)
+		httpwire.WriteField(bw, "Transfer-Encoding", w.te)
 	}
 	if !w.haveDate {
 		bw.WriteString("Date: ")
-		bw.Write(httpDate())
+		bw.Write(httpwire.Date())
 		bw.WriteString("\r\n")
 	}
 	if setLength != nil {
@@ -398,7 +394,7 @@ func (w *frontResponse) send(p []byte) {
 	}
 	for _, f := range [...]struct{ k, v string }{{"Content-Type", setType}, {"Connection", setConnection}, {"Transfer-Encoding", setTE}} {
 		if f.v != "" {
-			writeField(bw, f.k, f.v)
+			httpwire.WriteField(bw, f.k, f.v)
 		}
 	}
 	if _, err := bw.WriteString("\r\n"); err != nil {
@@ -413,113 +409,13 @@ func (w *frontResponse) writeFields(bw *bufio.Writer, withType bool) {
 	bw.Write(w.lines)
 	if withType {
 		for _, v := range w.contentType {
-			writeField(bw, "Content-Type", v)
+			httpwire.WriteField(bw, "Content-Type", v)
 		}
 	}
 	for _, v := range w.connection {
-		writeField(bw, "Connection", v)
+		httpwire.WriteField(bw, "Connection", v)
 	}
 	for _, v := range w.encoding {
-		writeField(bw, "Content-Encoding", v)
+		httpwire.WriteField(bw, "Content-Encoding", v)
 	}
-}
-
-// hasToken reports whether the first of the Connection values names tok,
-// as net/http's server checks it: tok anywhere in the value, between
-// spaces, tabs or commas, in any case.
-func hasToken(values []string, tok string) bool {
-	v := firstValue(values)
-	for i := 0; i+len(tok) <= len(v); i++ {
-		if (i == 0 || tokenBoundary(v[i-1])) && (i+len(tok) == len(v) || tokenBoundary(v[i+len(tok)])) &&
-			strings.EqualFold(v[i:i+len(tok)], tok) {
-			return true
-		}
-	}
-	return false
-}
-
-func tokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
-
-func bodyAllowed(status int) bool {
-	return (status < 100 || status > 199) && status != http.StatusNoContent && status != http.StatusNotModified
-}
-
-func writeStatus(bw *bufio.Writer, code int) {
-	if code < len(statusLines) && statusLines[code] != "" {
-		bw.WriteString(statusLines[code])
-		return
-	}
-	fmt.Fprintf(bw, "HTTP/1.1 %03d status code %d\r\n", code, code)
-}
-
-// statusLines holds the status line of every code with a reason phrase.
-var statusLines = func() (lines [600]string) {
-	for code := range lines {
-		if text := http.StatusText(code); text != "" {
-			lines[code] = "HTTP/1.1 " + strconv.Itoa(code) + " " + text + "\r\n"
-		}
-	}
-	return lines
-}()
-
-// writeField writes one header field, its value cleaned as net/http cleans
-// it: line breaks become spaces, surrounding blanks go.
-func writeField(bw *bufio.Writer, k, v string) {
-	bw.WriteString(k)
-	bw.WriteString(": ")
-	bw.WriteString(cleanValue(v))
-	bw.WriteString("\r\n")
-}
-
-func appendField(b []byte, k, v string) []byte {
-	b = append(b, k...)
-	b = append(b, ": "...)
-	b = append(b, cleanValue(v)...)
-	return append(b, "\r\n"...)
-}
-
-var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
-
-func cleanValue(v string) string {
-	if strings.ContainsAny(v, "\r\n") {
-		v = newlineToSpace.Replace(v)
-	}
-	return textproto.TrimString(v)
-}
-
-// validFieldName reports whether k is a token, as a header field name must
-// be; net/http drops fields whose name is not.
-func validFieldName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		b := k[i]
-		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// dateCache holds the Date header value of the current second.
-var dateCache atomic.Pointer[cachedDate]
-
-type cachedDate struct {
-	sec int64
-	b   []byte
-}
-
-// httpDate returns the Date header value for now, formatted once a second.
-func httpDate() []byte {
-	now := time.Now()
-	if d := dateCache.Load(); d != nil && d.sec == now.Unix() {
-		return d.b
-	}
-	d := &cachedDate{sec: now.Unix(), b: now.UTC().AppendFormat(make([]byte, 0, 29), http.TimeFormat)}
-	dateCache.Store(d)
-	return d.b
 }

@@ -17,29 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-func TestHeadEnd(t *testing.T) {
-	tests := []struct {
-		in   string
-		end  int
-		crlf bool
-	}{
-		{"GET / HTTP/1.1\r\nHost: a\r\n\r\n", 27, true},
-		{"GET / HTTP/1.1\r\nHost: a\r\n\r\nbody", 27, true},
-		{"GET / HTTP/1.1\r\nHost: a\r\n", 0, false},
-		{"GET / HTTP/1.1\nHost: a\n\n", 24, false},
-		{"GET / HTTP/1.1\r\nHost: a\n\r\n", 26, false},
-		{"\r\n", 2, true},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		end, crlf := headEnd([]byte(tt.in))
-		if end != tt.end || end > 0 && crlf != tt.crlf {
-			t.Errorf("headEnd(%q) = %d, %v; want %d, %v", tt.in, end, crlf, tt.end, tt.crlf)
-		}
-	}
-}
+	"github.com/signpost-proxy/signpost/internal/httpwire"
+)
 
 // frontHandler answers by path, exercising what a handler may do with a
 // ResponseWriter, and says in X-Served-By whether net/http served it.
@@ -542,7 +522,7 @@ var testHead = func() (h reusedHead) { h.init(context.Background()); return h }(
 // the same request.
 func compareHeadParses(t *testing.T, raw string) bool {
 	t.Helper()
-	end, crlf := headEnd([]byte(raw))
+	end, crlf := httpwire.HeadEnd([]byte(raw))
 	if end == 0 || !crlf {
 		return false
 	}
@@ -556,7 +536,7 @@ func compareHeadParses(t *testing.T, raw string) bool {
 	}
 	for k, vv := range want.Header {
 		for _, v := range vv {
-			if !validFieldName(k) || strings.ContainsAny(v, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f") {
+			if !httpwire.ValidFieldName(k) || strings.ContainsAny(v, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f") {
 				t.Fatalf("parseHead parsed a field net/http's server refuses: %q: %q", k, v)
 			}
 		}

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"io"
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 )
 
 // readSimpleResponse reads the head of an upstream's response of the
@@ -22,12 +23,12 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 		return nil, false
 	}
 	buf, _ := br.Peek(br.Buffered())
-	end, crlf := headEnd(buf)
+	end, crlf := httpwire.HeadEnd(buf)
 	if end == 0 || !crlf {
 		return nil, false
 	}
 	head := buf[:end-2] // through the CRLF of the last field
-	if !plainBytes(head) {
+	if !httpwire.PlainBytes(head) {
 		return nil, false
 	}
 	// HTTP/1.1 SP 3DIGIT [SP reason] CRLF
@@ -62,7 +63,7 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 	length := int64(-1)
 	connection := 0
 	for rest := s[line+1:]; rest != ""; {
-		k, v, tail, ok := cutField(rest)
+		k, v, tail, ok := httpwire.CutField(rest)
 		if !ok {
 			return nil, false
 		}
@@ -84,12 +85,12 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 			if connection++; connection > 1 {
 				return nil, false // http.ReadResponse drops them all when one says close
 			}
-			if listed([]string{v}, "close") {
+			if httpwire.Listed([]string{v}, "close") {
 				res.Close = true
 				continue // http.ReadResponse drops it, the framing said
 			}
 		}
-		values = addValue(h, values, k, v)
+		values = httpwire.AddValue(h, values, k, v)
 	}
 	if length < 0 {
 		return nil, false
@@ -133,42 +134,6 @@ func (r *reusedResponse) header(n int) http.Header {
 	}
 	clear(r.h)
 	return r.h
-}
-
-// plainBytes reports whether a head holds no control byte but tab and
-// CRLF line ends, as both head parsers require.
-func plainBytes(head []byte) bool {
-	for i, b := range head {
-		if b < ' ' && b != '\t' && b != '\r' && b != '\n' || b == 0x7f || b == '\r' && (i+1 == len(head) || head[i+1] != '\n') {
-			return false
-		}
-	}
-	return true
-}
-
-// cutField splits the first line off rest, a run of CRLF-ended field
-// lines: the field's canonical name and trimmed value, and the lines after
-// it. ok is false for a line that is not a well-formed field.
-func cutField(rest string) (k, v, tail string, ok bool) {
-	i := strings.IndexByte(rest, '\n')
-	field := rest[:i-1]
-	colon := strings.IndexByte(field, ':')
-	if colon <= 0 || !validFieldName(field[:colon]) {
-		return "", "", "", false
-	}
-	return textproto.CanonicalMIMEHeaderKey(field[:colon]), textproto.TrimString(field[colon+1:]), rest[i+1:], true
-}
-
-// addValue adds v to h[k], taking a first value's slice from values, one
-// backing array for the whole head; it returns what is left of values.
-func addValue(h http.Header, values []string, k, v string) []string {
-	values[0] = v
-	if vv := h[k]; vv == nil {
-		h[k] = values[:1:1]
-	} else {
-		h[k] = append(vv, v)
-	}
-	return values[1:]
 }
 
 // fixedBody is a response body of declared length: one that ends before

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -63,7 +64,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		p.unmatched(ex, name, up, "passed through")
 		return nil
 	}
-	decode, decodable := decoderFor(firstValue(res.Header["Content-Encoding"]))
+	decode, decodable := decoderFor(httpwire.FirstValue(res.Header["Content-Encoding"]))
 	limit := p.cfg.Limits.ErrorBody
 	switch {
 	case isEventStream(res.Header):
@@ -325,15 +326,6 @@ func newBytesBody(b []byte) *bytesBody {
 
 func (*bytesBody) Close() error { return nil }
 
-// firstValue is vs' first value, or "": http.Header.Get for a key known
-// to be canonical, without canonicalizing it again.
-func firstValue(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
 // headerValue returns the header value v, shared for the media types of
 // the bodies signpost writes: header values are never changed in place.
 func headerValue(v string) []string {
@@ -373,7 +365,7 @@ func (p *Proxy) oversized(route string) {
 // media type is compared, without parsing parameters: this runs on every
 // response.
 func isEventStream(h http.Header) bool {
-	mt, _, _ := strings.Cut(firstValue(h["Content-Type"]), ";")
+	mt, _, _ := strings.Cut(httpwire.FirstValue(h["Content-Type"]), ";")
 	return strings.EqualFold(strings.TrimSpace(mt), "text/event-stream")
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/textproto"
 	"sync"
 
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -54,7 +55,7 @@ func (s *State) Close() {
 // client address. Alias learning and recovery tracking share it.
 func (s *State) caller(h http.Header, remoteAddr string) string {
 	if s.callerHeader != "" {
-		if v := firstValue(h[s.callerHeader]); v != "" && len(v) <= 128 {
+		if v := httpwire.FirstValue(h[s.callerHeader]); v != "" && len(v) <= 128 {
 			return "h:" + v
 		}
 	}
