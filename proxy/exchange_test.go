@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,53 +114,6 @@ func TestDirectPathSendsNonIdempotentRequestsOnce(t *testing.T) {
 		}
 	}
 }
-
-// TestDirectPathResendsOnlyWhereTransportWould: whether a request that got
-// no answer goes again, by what is known of it, as http.Transport's
-// shouldRetryRequest judges.
-func TestDirectPathResendsOnlyWhereTransportWould(t *testing.T) {
-	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
-	get := httptest.NewRequest("GET", "/", nil)
-	post := httptest.NewRequest("POST", "/", nil)
-	keyed := httptest.NewRequest("POST", "/", nil)
-	keyed.Header.Set("Idempotency-Key", "k1")
-	for _, tc := range []struct {
-		name       string
-		e          noAnswer
-		reused     bool
-		r          *http.Request
-		resendable bool
-		want       bool
-	}{
-		{"found stale before writing, fresh connection", noAnswer{err: errStale, stale: true, unsent: true}, false, post, false, true},
-		{"found stale before writing, a streamed body", noAnswer{err: errStale, stale: true, unsent: true}, true, post, false, true},
-		{"nothing written, body resendable", noAnswer{err: reset, unsent: true}, true, post, true, true},
-		{"nothing written, body streamed", noAnswer{err: reset, unsent: true}, true, post, false, false},
-		{"nothing written on a fresh connection", noAnswer{err: reset, unsent: true}, false, post, true, false},
-		{"POST written, then reset", noAnswer{err: reset}, true, post, true, false},
-		{"POST written, then closed", noAnswer{err: io.EOF}, true, post, true, false},
-		{"GET written, then reset", noAnswer{err: reset}, true, get, true, true},
-		{"GET written, then closed", noAnswer{err: io.EOF}, true, get, true, true},
-		{"GET written, then cut mid-answer", noAnswer{err: io.ErrUnexpectedEOF}, true, get, true, false},
-		{"GET on a fresh connection", noAnswer{err: io.EOF}, false, get, true, false},
-		{"POST with an idempotency key, then reset", noAnswer{err: reset}, true, keyed, true, true},
-	} {
-		send := &fixedRequest{r: tc.r, resend: tc.resendable}
-		if got := tc.e.mayResend(tc.reused, send); got != tc.want {
-			t.Errorf("%s: may send again = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-// fixedRequest is an upstreamRequest whose body is, or is not, resendable.
-type fixedRequest struct {
-	outgoing
-	r      *http.Request
-	resend bool
-}
-
-func (f *fixedRequest) resendable() bool { return f.resend }
-func (f *fixedRequest) replayable() bool { return replayable(f.r) }
 
 // TestDirectPathDropsBytesSentOnAnIdleConnection has the upstream send an
 // answer nobody asked for on a connection idle after a complete exchange:

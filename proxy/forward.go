@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
+	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 )
@@ -33,9 +34,9 @@ func (p *Proxy) direct(r *http.Request) bool {
 // look at the response, and streams it to the caller.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	ex.out = outgoing{p: p, r: r, body: ex.req.Body, w: w}
-	res, err := p.conns.exchange(r.Context(), p.upstreamAddr, &ex.out, r, &ex.response)
+	res, err := p.conns.Exchange(r.Context(), p.upstreamAddr, &ex.out, r, &ex.response)
 	if err != nil {
-		if errors.Is(err, errCallerBody) {
+		if errors.Is(err, upstream.ErrRequestBody) {
 			// The caller's body was malformed or cut short: the upstream
 			// got an unfinished request, dropped with its connection.
 			p.unreadableBody(w, r, ex)
@@ -107,9 +108,9 @@ type outgoing struct {
 	w    http.ResponseWriter
 }
 
-func (o *outgoing) writeTo(bw *bufio.Writer) error { return o.p.writeRequest(bw, o.r, o.body) }
+func (o *outgoing) WriteRequest(bw *bufio.Writer) error { return o.p.writeRequest(bw, o.r, o.body) }
 
-func (o *outgoing) informational(code int, h http.Header) {
+func (o *outgoing) Informational(code int, h http.Header) {
 	wh := o.w.Header()
 	for k, vv := range h {
 		wh[k] = vv
@@ -118,13 +119,13 @@ func (o *outgoing) informational(code int, h http.Header) {
 	clear(wh) // a 1xx answer's fields are its own
 }
 
-func (o *outgoing) streams() bool {
+func (o *outgoing) Streams() bool {
 	return o.body == nil && o.r.Body != nil && o.r.Body != http.NoBody
 }
 
-func (o *outgoing) resendable() bool { return !o.streams() }
+func (o *outgoing) Resendable() bool { return !o.Streams() }
 
-func (o *outgoing) replayable() bool { return replayable(o.r) }
+func (o *outgoing) Replayable() bool { return replayable(o.r) }
 
 // replayable judges as http.Transport does before sending a request
 // again on its own: the method is one that reads, or the request carries
@@ -216,7 +217,7 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 		}
 		n, err := copyRequestBody(flushing{bw}, io.LimitReader(callerBody{r.Body}, size))
 		if err == nil && n < size {
-			err = fmt.Errorf("%w: %w", errCallerBody, errShortBody)
+			err = fmt.Errorf("%w: %w", upstream.ErrRequestBody, errShortBody)
 		}
 		return err
 	}
@@ -228,7 +229,7 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 // may answer the head alone (401, 413) while the caller is still sending.
 // A body that has arrived whole goes with the head, in one write.
 func flushUnlessArrived(bw *bufio.Writer, body io.Reader) error {
-	if b, ok := body.(interface{ arrived() bool }); ok && b.arrived() {
+	if b, ok := body.(interface{ Arrived() bool }); ok && b.Arrived() {
 		return nil
 	}
 	return bw.Flush()
@@ -330,17 +331,14 @@ type writerOnly struct{ io.Writer }
 // opposed to writing to the caller.
 var errUpstreamBody = errors.New("the upstream's body broke off")
 
-// errCallerBody marks a failure to read the caller's request body, as
-// opposed to a failure of the upstream.
-var errCallerBody = errors.New("the request body could not be read")
-
-// callerBody tags the errors of reading a request body with errCallerBody.
+// callerBody tags the errors of reading a request body with
+// upstream.ErrRequestBody.
 type callerBody struct{ io.Reader }
 
 func (b callerBody) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
 	if err != nil && err != io.EOF {
-		err = fmt.Errorf("%w: %w", errCallerBody, err)
+		err = fmt.Errorf("%w: %w", upstream.ErrRequestBody, err)
 	}
 	return n, err
 }

@@ -300,6 +300,17 @@ func (r *connReader) Read(p []byte) (int, error) {
 	return r.c.Read(p)
 }
 
+// aLongTimeAgo is a deadline that has passed, to wake a blocked read at
+// once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// connReaders and connWriters lend the buffers a connection reads and
+// writes through: a reader for its life, a writer while it answers.
+var (
+	connReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	connWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+)
+
 // errHandoff says a request is for the fallback server to serve.
 var errHandoff = errors.New("handed off")
 
@@ -308,7 +319,7 @@ func (c *frontConn) serve() {
 	c.remote = c.rwc.RemoteAddr().String()
 	c.io = rawconn.Nonblocking(c.rwc)
 	c.in.c = c.io
-	c.br = readerPool.Get().(*bufio.Reader)
+	c.br = connReaders.Get().(*bufio.Reader)
 	c.br.Reset(&c.in)
 	c.ctx.init()
 	c.ctx.server, c.ctx.local = s.fallback, c.rwc.LocalAddr()
@@ -337,7 +348,7 @@ func (c *frontConn) serve() {
 			c.state.Store(connClosed)
 			c.rwc.Close()
 			c.br.Reset(nil)
-			readerPool.Put(c.br)
+			connReaders.Put(c.br)
 		}
 		s.forget(c)
 	}()
@@ -801,14 +812,14 @@ const lingerDelay = 500 * time.Millisecond
 // responses, so that idle connections hold none.
 func (c *frontConn) releaseWriter() {
 	c.bw.Reset(nil)
-	writerPool.Put(c.bw)
+	connWriters.Put(c.bw)
 	c.bw = nil
 }
 
 // writer returns the buffer the response is written through.
 func (c *frontConn) writer() *bufio.Writer {
 	if c.bw == nil {
-		c.bw = writerPool.Get().(*bufio.Writer)
+		c.bw = connWriters.Get().(*bufio.Writer)
 		c.bw.Reset(c.io)
 	}
 	return c.bw
@@ -960,9 +971,9 @@ func (b *frontBody) detach() {
 // close ends the body once the handler returned.
 func (b *frontBody) close() { _ = b.Close() }
 
-// arrived reports whether the rest of the body is already read from the
+// Arrived reports whether the rest of the body is already read from the
 // connection, so that reading it cannot wait on the caller.
-func (b *frontBody) arrived() bool {
+func (b *frontBody) Arrived() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.left <= int64(b.c.br.Buffered())

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -59,7 +60,7 @@ type Options struct {
 	// conns carries exchanges with a plain-http upstream, and fallback
 	// the rest (upgrades, https); Serve shares both across reloads. Nil,
 	// New makes them unless Transport is set.
-	conns    *upstreamConns
+	conns    *upstream.Pool
 	fallback *http.Transport
 	// budget is BufferBudget's, which Serve shares across reloads. Nil,
 	// New makes one for the proxy alone.
@@ -77,7 +78,7 @@ type Proxy struct {
 	rp     *httputil.ReverseProxy
 	// conns, when set, carries ordinary exchanges instead of rp, to
 	// upstreamAddr; ownConns is set when this proxy made it.
-	conns        *upstreamConns
+	conns        *upstream.Pool
 	upstreamAddr string
 	ownConns     bool
 	metrics      *metrics.Metrics
@@ -141,7 +142,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		if directly(target) {
 			p.conns, p.upstreamAddr = opts.conns, hostPort(target)
 			if p.conns == nil {
-				p.conns, p.ownConns = newUpstreamConns(0, opts.UpstreamTimeout), true
+				p.conns, p.ownConns = upstream.New(DefaultDialTimeout, orDefault(opts.UpstreamTimeout, DefaultUpstreamTimeout)), true
 			}
 		}
 	}
@@ -212,7 +213,7 @@ type exchange struct {
 	// vars and response are kept from one exchange to the next: the
 	// route's variables, and the upstream's answer, are read into them.
 	vars     map[string]string
-	response reusedResponse
+	response upstream.Reused
 	// out is the request as it goes to the upstream, on the direct path.
 	out outgoing
 	// shared is set once httputil.ReverseProxy carries the exchange: its
@@ -242,14 +243,13 @@ func release(ex *exchange, r *http.Request) {
 	if r.Body == &ex.callerBody {
 		r.Body = http.NoBody
 	}
-	vars, h := ex.vars, ex.response.h
+	vars, response := ex.vars, ex.response
 	if len(vars) > maxKeptVars {
 		vars = nil
 	}
 	clear(vars)
-	clear(h)
-	*ex = exchange{vars: vars}
-	ex.response.h = h
+	response.Clear()
+	*ex = exchange{vars: vars, response: response}
 	exchanges.Put(ex)
 }
 
@@ -418,7 +418,7 @@ func (p *Proxy) Close() {
 		p.state.Close()
 	}
 	if p.ownConns {
-		p.conns.closeIdle()
+		p.conns.CloseIdle()
 	}
 }
 

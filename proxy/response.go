@@ -18,6 +18,7 @@ import (
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/internal/redact"
+	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -30,7 +31,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if res.StatusCode < 100 {
 		// No caller can be sent it: httputil.ReverseProxy answers the
 		// error through upstreamFailed instead.
-		return invalidStatus(res.StatusCode)
+		return upstream.InvalidStatus(res.StatusCode)
 	}
 	ex, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
 	if ex == nil {
@@ -78,7 +79,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	// while the timer's goroutine still runs.
 	upstreamBody := res.Body
 	var stall *time.Timer
-	if b, ok := upstreamBody.(interface{ arrived() bool }); !ok || !b.arrived() {
+	if b, ok := upstreamBody.(interface{ Arrived() bool }); !ok || !b.Arrived() {
 		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
 	}
 	// The buffers are charged to the process-wide budget, and given back
@@ -502,7 +503,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 // that may be repeated, or not, with the same effect.
 func failure(err error, repeatable bool) *rewrite.Error {
 	var ne net.Error
-	var status invalidStatus
+	var status upstream.InvalidStatus
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
@@ -510,7 +511,7 @@ func failure(err error, repeatable bool) *rewrite.Error {
 	case errors.As(err, &status):
 		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
 			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may or may not have taken effect, so check before repeating it", int(status)), false)
-	case nothingSent(err):
+	case upstream.NothingSent(err):
 		return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
 			"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
 	case repeatable:
@@ -519,18 +520,6 @@ func failure(err error, repeatable bool) *rewrite.Error {
 	}
 	return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
 		"the upstream service closed the connection without answering; the call may or may not have taken effect, so check before repeating it", false)
-}
-
-// nothingSent reports whether err ended an exchange before any byte of
-// its request was written: the connection could not be made, or the
-// request's first write failed.
-func nothingSent(err error) bool {
-	var none noAnswer
-	if errors.As(err, &none) {
-		return none.unsent
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // cancelled answers a request whose caller closed its connection, or its

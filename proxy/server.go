@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -101,8 +102,8 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	if opts.Transport == nil && opts.conns == nil {
 		// Shared by every proxy the reloads build, so that a reload keeps
 		// the upstream connections warm.
-		opts.conns = newUpstreamConns(opts.DialTimeout, opts.UpstreamTimeout)
-		defer opts.conns.closeIdle()
+		opts.conns = upstream.New(orDefault(opts.DialTimeout, DefaultDialTimeout), orDefault(opts.UpstreamTimeout, DefaultUpstreamTimeout))
+		defer opts.conns.CloseIdle()
 		opts.fallback = NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
 		defer opts.fallback.CloseIdleConnections()
 	}

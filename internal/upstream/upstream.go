@@ -1,4 +1,9 @@
-package proxy
+// Package upstream is signpost's HTTP/1.1 client for plain-http upstreams:
+// a pool of kept-alive connections, each exchange carried on the goroutine
+// of the caller it serves, sent again only where http.Transport would send
+// it again, and every connection checked for bytes nobody asked for before
+// a request is written on it.
+package upstream
 
 import (
 	"bufio"
@@ -17,12 +22,12 @@ import (
 	"github.com/signpost-proxy/signpost/internal/rawconn"
 )
 
-// upstreamConns speaks HTTP/1.1 to plain-http upstreams over kept-alive
+// Pool speaks HTTP/1.1 to plain-http upstreams over kept-alive
 // connections, on the goroutine that serves the caller. http.Transport runs
 // two goroutines per connection and hands every request and response
 // between them over channels; a sidecar with one upstream on loopback pays
 // for that on every call and needs none of it.
-type upstreamConns struct {
+type Pool struct {
 	dialer        net.Dialer
 	headerTimeout time.Duration
 
@@ -44,10 +49,12 @@ const (
 	boundedBody = 64 << 10
 )
 
-func newUpstreamConns(dial, headerTimeout time.Duration) *upstreamConns {
-	return &upstreamConns{
-		dialer:        net.Dialer{Timeout: orDefault(dial, DefaultDialTimeout), KeepAlive: 30 * time.Second},
-		headerTimeout: orDefault(headerTimeout, DefaultUpstreamTimeout),
+// New returns a pool whose connections are dialled within dial and whose
+// answers' heads must come within headerTimeout; both are positive.
+func New(dial, headerTimeout time.Duration) *Pool {
+	return &Pool{
+		dialer:        net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second},
+		headerTimeout: headerTimeout,
 		idle:          make(map[string][]*upConn),
 	}
 }
@@ -70,7 +77,7 @@ type upConn struct {
 	// sending is the request being sent, which write writes; sendOnce,
 	// made once as onRead, sends it from within a raw read, and keeps
 	// what came of it in sent and werr.
-	sending upstreamRequest
+	sending Request
 	onRead  func(uintptr) bool
 	sent    bool
 	werr    error
@@ -111,24 +118,24 @@ func (c *upConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// upstreamRequest is a request as an exchange sends it: written each time
+// Request is a request as an exchange sends it: written each time
 // it is asked, since a request may go again on a fresh connection, and told
 // of the informational answers that come before the final one.
-type upstreamRequest interface {
-	writeTo(bw *bufio.Writer) error
-	// streams reports whether the body streams from the caller as it is
+type Request interface {
+	WriteRequest(bw *bufio.Writer) error
+	// Streams reports whether the body streams from the caller as it is
 	// written, and so takes as long as the caller does.
-	streams() bool
-	// informational passes on a 1xx answer, 103 Early Hints say, as
+	Streams() bool
+	// Informational passes on a 1xx answer, 103 Early Hints say, as
 	// httputil.ReverseProxy does.
-	informational(code int, h http.Header)
-	// resendable reports whether the body can be written again: there is
+	Informational(code int, h http.Header)
+	// Resendable reports whether the body can be written again: there is
 	// none, or it was read whole before.
-	resendable() bool
-	// replayable reports whether the request may be sent again on its
+	Resendable() bool
+	// Replayable reports whether the request may be sent again on its
 	// own, as http.Transport judges: sending it twice does what sending
 	// it once does.
-	replayable() bool
+	Replayable() bool
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
@@ -158,7 +165,7 @@ var (
 )
 
 // get returns an idle connection to addr, or dials a new one.
-func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh bool) (*upConn, error) {
+func (u *Pool) get(ctx context.Context, addr string, mustBeFresh bool) (*upConn, error) {
 	if !mustBeFresh {
 		if c := u.takeIdle(addr); c != nil {
 			return c, nil
@@ -173,7 +180,7 @@ func (u *upstreamConns) get(ctx context.Context, addr string, mustBeFresh bool) 
 
 // takeIdle returns the connection to addr idle the shortest time, closing
 // those idle too long; nil when there is none.
-func (u *upstreamConns) takeIdle(addr string) *upConn {
+func (u *Pool) takeIdle(addr string) *upConn {
 	now := time.Now()
 	for {
 		u.mu.Lock()
@@ -195,7 +202,7 @@ func (u *upstreamConns) takeIdle(addr string) *upConn {
 }
 
 // put returns a connection whose exchange ended cleanly to the idle list.
-func (u *upstreamConns) put(c *upConn) {
+func (u *Pool) put(c *upConn) {
 	if c.br != nil {
 		if c.br.Buffered() > 0 {
 			// Bytes past the end of a response: the upstream is out of
@@ -231,8 +238,8 @@ func (c *upConn) discard() {
 	c.Close()
 }
 
-// closeIdle closes every idle connection, and any returned later.
-func (u *upstreamConns) closeIdle() {
+// CloseIdle closes every idle connection, and any returned later.
+func (u *Pool) CloseIdle() {
 	u.mu.Lock()
 	idle := u.idle
 	u.idle, u.closed = make(map[string][]*upConn), true
@@ -248,7 +255,7 @@ func (u *upstreamConns) closeIdle() {
 // write at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// exchange sends the request written by send on a connection to addr and
+// Exchange sends the request written by send on a connection to addr and
 // reads the response headers. The response body reads from the connection
 // and, closed, returns it to the pool when the body was read to its end, or
 // closes it. A request goes again, once, on a fresh connection only where
@@ -260,7 +267,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // request that is not idempotent is never sent again once a byte of it may
 // have been read. A response of the common kind is read into into, when it
 // is not nil.
-func (u *upstreamConns) exchange(ctx context.Context, addr string, send upstreamRequest, req *http.Request, into *reusedResponse) (*http.Response, error) {
+func (u *Pool) Exchange(ctx context.Context, addr string, send Request, req *http.Request, into *Reused) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		c, err := u.get(ctx, addr, attempt > 0)
 		if err != nil {
@@ -296,16 +303,16 @@ func (e noAnswer) Unwrap() error { return e.err }
 // mayResend reports whether the request send may go again after e, on a
 // connection that was reused or fresh, as http.Transport's
 // shouldRetryRequest judges.
-func (e noAnswer) mayResend(reused bool, send upstreamRequest) bool {
+func (e noAnswer) mayResend(reused bool, send Request) bool {
 	switch {
 	case e.stale:
 		return true
 	case !reused:
 		return false // a fresh connection the upstream will not serve
 	case e.unsent:
-		return send.resendable()
+		return send.Resendable()
 	}
-	return send.replayable() && send.resendable() && closedWhileIdle(e.err)
+	return send.Replayable() && send.Resendable() && closedWhileIdle(e.err)
 }
 
 // errStale is a connection found closed by the upstream, or holding bytes
@@ -359,7 +366,7 @@ func (c *upConn) sendOnce(fd uintptr) bool {
 func (c *upConn) write() error {
 	bw := writerPool.Get().(*bufio.Writer)
 	bw.Reset(c)
-	err := c.sending.writeTo(bw)
+	err := c.sending.WriteRequest(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -376,8 +383,8 @@ const earlyAnswerWait = 50 * time.Millisecond
 // the request failed with err: one that refuses a body, with a 413 say,
 // may answer and close the connection before reading the body to its end.
 // The answer is then the exchange's, and c.br holds it.
-func (u *upstreamConns) answeredEarly(c *upConn, err error) bool {
-	if errors.Is(err, errCallerBody) || errors.Is(err, os.ErrDeadlineExceeded) {
+func (u *Pool) answeredEarly(c *upConn, err error) bool {
+	if errors.Is(err, ErrRequestBody) || errors.Is(err, os.ErrDeadlineExceeded) {
 		return false // the caller's body broke, or the caller left
 	}
 	c.deadline = time.Now().Add(earlyAnswerWait)
@@ -393,7 +400,7 @@ func (u *upstreamConns) answeredEarly(c *upConn, err error) bool {
 // waitLonger reports whether err is the deadline an earlier exchange left
 // on c, run out before the header timeout of this one, which began at
 // start, has: it then sets the deadline that timeout asks for.
-func (u *upstreamConns) waitLonger(ctx context.Context, c *upConn, err error, start time.Time) bool {
+func (u *Pool) waitLonger(ctx context.Context, c *upConn, err error, start time.Time) bool {
 	full := start.Add(u.headerTimeout)
 	if !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil || !c.deadline.Before(full) || !time.Now().Before(full) {
 		return false
@@ -417,11 +424,16 @@ func (c *upConn) noAnswer(err error, before int64) noAnswer {
 	return noAnswer{err: err, unsent: c.written == before}
 }
 
-// invalidStatus is an answer whose status is not one HTTP defines a class
-// for: below 100.
-type invalidStatus int
+// ErrRequestBody marks a failure to read the caller's body as a request
+// was written: the caller's fault, not the upstream's. A Request's
+// WriteRequest wraps such failures with it.
+var ErrRequestBody = errors.New("the request body could not be read")
 
-func (s invalidStatus) Error() string {
+// InvalidStatus is an answer whose status is not one HTTP defines a class
+// for: below 100.
+type InvalidStatus int
+
+func (s InvalidStatus) Error() string {
 	return fmt.Sprintf("the upstream answered with status %03d, which is not an HTTP status (100 to 999)", int(s))
 }
 
@@ -432,7 +444,7 @@ func closedWhileIdle(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamRequest, req *http.Request, into *reusedResponse) (*http.Response, error) {
+func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http.Request, into *Reused) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
@@ -443,7 +455,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 	// ResponseHeaderTimeout does.
 	start := time.Now()
 	before := c.written
-	streams := send.streams()
+	streams := send.Streams()
 	switch {
 	case streams && !c.deadline.IsZero():
 		c.deadline = time.Time{}
@@ -525,12 +537,12 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 			// be sent.
 			stop()
 			res.Body.Close()
-			return nil, invalidStatus(res.StatusCode)
+			return nil, InvalidStatus(res.StatusCode)
 		}
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || i == max1xx {
 			break
 		}
-		send.informational(res.StatusCode, res.Header)
+		send.Informational(res.StatusCode, res.Header)
 	}
 	if res.StatusCode < 200 {
 		stop()
@@ -567,7 +579,7 @@ func (u *upstreamConns) roundTrip(ctx context.Context, c *upConn, send upstreamR
 // goroutine while a Read waits, as when a stalled body is given up.
 type upstreamBody struct {
 	body  io.ReadCloser
-	conns *upstreamConns
+	conns *Pool
 	c     *upConn
 	stop  func() bool
 	keep  bool
@@ -591,9 +603,9 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// arrived reports whether the whole body is already read from the
+// Arrived reports whether the whole body is already read from the
 // connection, so that reading it cannot stall.
-func (b *upstreamBody) arrived() bool {
+func (b *upstreamBody) Arrived() bool {
 	if b.eof.Load() {
 		return true
 	}
@@ -621,4 +633,16 @@ func (b *upstreamBody) Close() error {
 	b.body.Close()
 	b.conns.put(b.c)
 	return nil
+}
+
+// NothingSent reports whether err ended an exchange before any byte of
+// its request was written: the connection could not be made, or the
+// request's first write failed.
+func NothingSent(err error) bool {
+	var none noAnswer
+	if errors.As(err, &none) {
+		return none.unsent
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 // http.ReadResponse treats specially; http.ReadResponse reads those.
 // The response and its header are into's, written over, when into is not
 // nil.
-func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedResponse) (*http.Response, bool) {
+func readSimpleResponse(br *bufio.Reader, req *http.Request, into *Reused) (*http.Response, bool) {
 	if req.Method == http.MethodHead {
 		return nil, false
 	}
@@ -106,17 +106,17 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *reusedRespons
 	return res, true
 }
 
-// reusedResponse is what readSimpleResponse parses an answer's head into
+// Reused is what readSimpleResponse parses an answer's head into
 // for a caller that is done with the last one: the response and its header
 // map. The header's values are not reused: a caller's response header may
 // share them.
-type reusedResponse struct {
+type Reused struct {
 	res http.Response
 	h   http.Header
 }
 
 // response returns r's response, or a new one when r is nil.
-func (r *reusedResponse) response() *http.Response {
+func (r *Reused) response() *http.Response {
 	if r == nil {
 		return new(http.Response)
 	}
@@ -125,7 +125,7 @@ func (r *reusedResponse) response() *http.Response {
 
 // header returns r's header, emptied, with room for n fields; a new one
 // when r is nil or n is over keptFields.
-func (r *reusedResponse) header(n int) http.Header {
+func (r *Reused) header(n int) http.Header {
 	if r == nil || n > keptFields {
 		return make(http.Header, n)
 	}
@@ -162,3 +162,14 @@ func (b *fixedBody) Read(p []byte) (int, error) {
 }
 
 func (b *fixedBody) Close() error { return nil }
+
+// keptFields bounds the header map a Reused keeps from one answer to the
+// next.
+const keptFields = 32
+
+// Clear empties r for the next answer, keeping its header map.
+func (r *Reused) Clear() {
+	h := r.h
+	clear(h)
+	*r = Reused{h: h}
+}

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -64,7 +64,7 @@ func TestReadSimpleResponse(t *testing.T) {
 // testResponse is the response every read of compareResponseReads writes
 // over, as one exchange's does: what one head leaves in it must not show in
 // the next.
-var testResponse reusedResponse
+var testResponse Reused
 
 // compareResponseReads reports where readSimpleResponse and
 // http.ReadResponse differ on raw; simple is whether the first should
