@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/front"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -202,7 +203,7 @@ func BenchmarkServer(b *testing.B) {
 			return func() { s.Close() }
 		},
 		"front": func(ln net.Listener, h http.Handler) func() {
-			s := newFrontServer(&http.Server{Handler: h, ErrorLog: quiet})
+			s := front.New(&http.Server{Handler: h, ErrorLog: quiet})
 			go s.Serve(ln)
 			return func() { s.Close() }
 		},

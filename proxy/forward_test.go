@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/front"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -722,8 +724,7 @@ func TestGeneralPathCutsABrokenUpstreamBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	front, _ := startFront(t, p)
-	for server, addr := range map[string]string{"front": front, "net/http": startNetHTTP(t, p)} {
+	for server, addr := range map[string]string{"front": serveOnFront(t, p), "net/http": serveOnNetHTTP(t, p)} {
 		t.Run(server, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -818,4 +819,31 @@ func TestRequestURI(t *testing.T) {
 			t.Errorf("requestURI(%q) = %q, want %q", tc.target, got, tc.want)
 		}
 	}
+}
+
+// serveOnFront serves h on signpost's front over loopback and returns its
+// address.
+func serveOnFront(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := front.New(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)})
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
+}
+
+// serveOnNetHTTP serves h on a plain net/http server over loopback.
+func serveOnNetHTTP(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
 }

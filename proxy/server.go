@@ -18,9 +18,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/front"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/tidwall/gjson"
 )
 
 // Defaults of the agent-facing server's limits.
@@ -154,7 +157,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 				// bytes past the chunked body are never read as a request.
 				w.Header()["Connection"] = closeConnection
 			}
-			if seen := headSeen(r); r.ProtoMajor == 1 && r.ProtoMinor == 0 && !seen {
+			if seen := front.HeadSeen(r); r.ProtoMajor == 1 && r.ProtoMinor == 0 && !seen {
 				// net/http drops Transfer-Encoding from an HTTP/1.0
 				// request and frames its body by Content-Length; the
 				// front refuses such a request when it sees its head.
@@ -218,8 +221,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	defer stopReloads()
 
 	errc := make(chan error, 2)
-	front := newFrontServer(srv)
-	go func() { errc <- front.Serve(ln) }()
+	fs := front.New(srv)
+	fs.Refuse = refusal
+	go func() { errc <- fs.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
 		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File,
@@ -245,9 +249,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	defer cancel()
 	// Shutdown closes the agents' listener, then waits for requests in
 	// flight; the admin endpoints stay up meanwhile.
-	if serr := errors.Join(front.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
+	if serr := errors.Join(fs.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
 		log.Error("requests still in flight after the drain timeout were cut off", "drain_timeout", drain.String(), "error", serr.Error())
-		_ = front.Close()
+		_ = fs.Close()
 		_ = adm.Close()
 		if err == nil || errors.Is(err, http.ErrServerClosed) {
 			err = fmt.Errorf("requests still in flight after the drain timeout (%v) were cut off", drain)
@@ -258,6 +262,17 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	return err
 }
+
+// refusal renders the 400s the front answers itself as signpost's own
+// error bodies, naming the field, the value it held and the rule.
+func refusal(field, value, rule string) (string, []byte) {
+	e := rewrite.Failure(http.StatusBadRequest, "invalid_framing", rule, false)
+	e.Field, e.Received = field, rewrite.Received(gjson.Result{Type: gjson.String, Str: value}, maxRefusedValue)
+	return rewrite.ContentType, e.JSON()
+}
+
+// maxRefusedValue bounds the value a refusal echoes.
+const maxRefusedValue = 64
 
 // closeConnection is the Connection header value that ends a connection
 // after its response.

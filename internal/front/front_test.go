@@ -1,4 +1,4 @@
-package proxy
+package front
 
 import (
 	"bufio"
@@ -130,13 +130,13 @@ func clipString(s string) string {
 }
 
 // startFront serves h on a front over loopback and returns its address.
-func startFront(t *testing.T, h http.Handler) (string, *frontServer) {
+func startFront(t *testing.T, h http.Handler) (string, *Server) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newFrontServer(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second,
+	s := New(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
@@ -576,7 +576,7 @@ func TestFrontTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newFrontServer(&http.Server{Handler: http.HandlerFunc(frontHandler), ReadHeaderTimeout: header,
+	s := New(&http.Server{Handler: http.HandlerFunc(frontHandler), ReadHeaderTimeout: header,
 		IdleTimeout: idle, ErrorLog: log.New(io.Discard, "", 0)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
@@ -643,7 +643,7 @@ func TestFrontReadTimeoutCountsFromTheHead(t *testing.T) {
 			}
 			srv := &http.Server{Handler: http.HandlerFunc(frontHandler), ReadTimeout: timeout, ErrorLog: log.New(io.Discard, "", 0)}
 			if server == "front" {
-				s := newFrontServer(srv)
+				s := New(srv)
 				go s.Serve(ln)
 				t.Cleanup(func() { s.Close() })
 			} else {
@@ -751,7 +751,7 @@ func TestFrontWatchOutlivesTheHeaderDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newFrontServer(&http.Server{ReadHeaderTimeout: 200 * time.Millisecond, IdleTimeout: 10 * time.Second,
+	s := New(&http.Server{ReadHeaderTimeout: 200 * time.Millisecond, IdleTimeout: 10 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
@@ -883,14 +883,32 @@ func TestHTTP10TransferEncoding(t *testing.T) {
 // Without the field, the request is net/http's, as before.
 func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
 	var served atomic.Int32
-	front, _ := startFront(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
 		io.WriteString(w, "served")
-	}))
-	answers, _ := exchangeRaw(t, front, "POST /a HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+	})
+	front, _ := startFront(t, h)
+	const smuggling = "POST /a HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n"
+	answers, _ := exchangeRaw(t, front, smuggling)
 	if len(answers) != 2 || !strings.HasPrefix(answers[0], "HTTP/1.1 400 Bad Request\n") || strings.HasPrefix(answers[1], "HTTP/") ||
-		!strings.Contains(answers[0], `\"error\":\"invalid_framing\",\"field\":\"Transfer-Encoding\"`) || !strings.Contains(answers[0], `\"received\":\"chunked\"`) {
-		t.Errorf("answers %q; want one 400 invalid_framing naming the field, then the connection closed", answers)
+		!strings.Contains(answers[0], "Content-Type: text/plain; charset=utf-8") || !strings.Contains(answers[0], "Transfer-Encoding: an HTTP/1.0 request cannot carry") {
+		t.Errorf("answers %q; want one 400 in plain text naming the field, then the connection closed", answers)
+	}
+	// With a Refusal of its own, the server's body is the refusal's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(&http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)})
+	s.Refuse = func(field, value, rule string) (string, []byte) {
+		return "application/json", []byte(`{"field":"` + field + `","received":"` + value + `"}`)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	answers, _ = exchangeRaw(t, ln.Addr().String(), smuggling)
+	if len(answers) != 2 || !strings.Contains(answers[0], "Content-Type: application/json") ||
+		!strings.Contains(answers[0], `{\"field\":\"Transfer-Encoding\",\"received\":\"chunked\"}`) {
+		t.Errorf("answers %q; want the refusal's JSON body", answers)
 	}
 	if n := served.Load(); n != 0 {
 		t.Errorf("the handler served %d requests; want none", n)
@@ -904,7 +922,7 @@ func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
 // the front when its whole head was; the requests after it never were.
 func TestHeadSeen(t *testing.T) {
 	var seen []bool
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = append(seen, headSeen(r)) })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = append(seen, HeadSeen(r)) })
 	front, _ := startFront(t, h)
 	exchangeRaw(t, front, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n")
 	exchangeRaw(t, front, "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -922,7 +940,7 @@ func TestHandedOffConnectionsShutTheirSendingSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newFrontServer(&http.Server{Handler: http.HandlerFunc(frontHandler), MaxHeaderBytes: 1024, ErrorLog: log.New(io.Discard, "", 0)})
+	s := New(&http.Server{Handler: http.HandlerFunc(frontHandler), MaxHeaderBytes: 1024, ErrorLog: log.New(io.Discard, "", 0)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
 	c, err := net.Dial("tcp", ln.Addr().String())

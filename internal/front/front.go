@@ -1,4 +1,8 @@
-package proxy
+// Package front is signpost's own HTTP/1.1 server: it parses plain
+// HTTP/1.1 requests itself and answers them as net/http's server would,
+// field for field, at less cost per request, and hands every other
+// connection, with the bytes read so far, to a net/http server.
+package front
 
 import (
 	"bufio"
@@ -20,18 +24,16 @@ import (
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/internal/rawconn"
-	"github.com/signpost-proxy/signpost/rewrite"
-	"github.com/tidwall/gjson"
 )
 
-// frontServer serves the agents' HTTP/1.1 connections itself, the way
+// Server serves the agents' HTTP/1.1 connections itself, the way
 // net/http's Server would, at less cost per request: no goroutine and read
 // per request watching for the caller to leave, no context tree, one buffer
 // for the response. A connection that sends anything but a plain HTTP/1.1
 // request (HTTP/1.0, a chunked body, Expect, Upgrade, headers larger than
 // the read buffer, or a request net/http would refuse) is handed, with the
 // bytes read so far, to fallback, which serves it from then on.
-type frontServer struct {
+type Server struct {
 	handler http.Handler
 	// fallback serves the connections handed off; its Handler, timeouts
 	// and ErrorLog are the front's too.
@@ -41,6 +43,10 @@ type frontServer struct {
 	maxHeaderBytes                                            int
 	errorLog                                                  *log.Logger
 
+	// Refuse renders the 400s the front answers itself; nil answers them
+	// in plain text. Set it before Serve.
+	Refuse Refusal
+
 	handoff  handoffListener
 	shutting atomic.Bool
 
@@ -49,11 +55,11 @@ type frontServer struct {
 	conns     map[*frontConn]struct{}
 }
 
-// newFrontServer returns a front configured from srv: its handler,
-// timeouts, header limit and error log. srv itself serves the connections
-// the front hands off.
-func newFrontServer(srv *http.Server) *frontServer {
-	s := &frontServer{
+// New returns a front configured from srv: its handler, timeouts, header
+// limit and error log. srv itself serves the connections the front hands
+// off.
+func New(srv *http.Server) *Server {
+	s := &Server{
 		handler:           srv.Handler,
 		fallback:          srv,
 		readHeaderTimeout: srv.ReadHeaderTimeout,
@@ -90,7 +96,7 @@ func newFrontServer(srv *http.Server) *frontServer {
 	return s
 }
 
-func (s *frontServer) logf(format string, args ...any) {
+func (s *Server) logf(format string, args ...any) {
 	if s.errorLog != nil {
 		s.errorLog.Printf(format, args...)
 	} else {
@@ -100,7 +106,7 @@ func (s *frontServer) logf(format string, args ...any) {
 
 // Serve accepts connections on ln until Shutdown or Close, and returns
 // http.ErrServerClosed then.
-func (s *frontServer) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.shutting.Load() {
 		s.mu.Unlock()
@@ -141,7 +147,7 @@ func (s *frontServer) Serve(ln net.Listener) error {
 
 // track adds c to the connections Shutdown waits for, unless shutdown has
 // begun.
-func (s *frontServer) track(c *frontConn) bool {
+func (s *Server) track(c *frontConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutting.Load() {
@@ -151,7 +157,7 @@ func (s *frontServer) track(c *frontConn) bool {
 	return true
 }
 
-func (s *frontServer) forget(c *frontConn) {
+func (s *Server) forget(c *frontConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -159,7 +165,7 @@ func (s *frontServer) forget(c *frontConn) {
 
 // closeListeners stops accepting connections, on every listener and on
 // the hand-off queue.
-func (s *frontServer) closeListeners() {
+func (s *Server) closeListeners() {
 	s.mu.Lock()
 	s.shutting.Store(true)
 	for ln := range s.listeners {
@@ -171,7 +177,7 @@ func (s *frontServer) closeListeners() {
 
 // closeIdle closes the connections waiting for a request and reports
 // whether none is left.
-func (s *frontServer) closeIdle() bool {
+func (s *Server) closeIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
@@ -186,7 +192,7 @@ func (s *frontServer) closeIdle() bool {
 // Shutdown stops accepting connections, closes idle ones, lets requests in
 // flight finish, each answered with Connection: close, and returns once
 // every connection is closed or ctx is done, as http.Server.Shutdown does.
-func (s *frontServer) Shutdown(ctx context.Context) error {
+func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeListeners()
 	fallback := make(chan error, 1)
 	go func() { fallback <- s.fallback.Shutdown(ctx) }()
@@ -206,7 +212,7 @@ func (s *frontServer) Shutdown(ctx context.Context) error {
 }
 
 // Close closes the listeners and every connection at once.
-func (s *frontServer) Close() error {
+func (s *Server) Close() error {
 	s.closeListeners()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -242,7 +248,7 @@ const maxDrainBytes = 256 << 10
 
 // frontConn is one agent connection served by the front.
 type frontConn struct {
-	s        *frontServer
+	s        *Server
 	rwc      net.Conn
 	remote   string
 	state    atomic.Int32
@@ -299,6 +305,11 @@ func (r *connReader) Read(p []byte) (int, error) {
 	}
 	return r.c.Read(p)
 }
+
+// drainBuffers lend the buffer a body left unread is drained through.
+var drainBuffers = sync.Pool{New: func() any { return new([drainBuffer]byte) }}
+
+const drainBuffer = 4 << 10
 
 // aLongTimeAgo is a deadline that has passed, to wake a blocked read at
 // once.
@@ -455,28 +466,37 @@ func (c *frontConn) refusesFraming() bool {
 	if !ok {
 		return false
 	}
-	body := rewrite.Failure(http.StatusBadRequest, "invalid_framing",
+	ctype, body := c.s.refusal("Transfer-Encoding", te,
 		"an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, section 6.1), so where its body ends is ambiguous; "+
-			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42", false)
-	body.Field = "Transfer-Encoding"
-	body.Received = rewrite.Received(gjson.Result{Type: gjson.String, Str: te}, maxRefusedValue)
+			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42")
 	c.state.Store(connClosed)
 	bw := c.writer()
-	writeRefusal(bw, http.StatusBadRequest, body.JSON())
+	writeRefusal(bw, http.StatusBadRequest, ctype, body)
 	_ = bw.Flush()
 	c.releaseWriter()
 	c.lingerClose() // the caller's body is left unread
 	return true
 }
 
-// maxRefusedValue bounds the value a refusal echoes.
-const maxRefusedValue = 64
+// Refusal renders the body of a 400 the front answers itself, to a
+// request whose field broke rule with value: its media type and bytes.
+type Refusal func(field, value, rule string) (contentType string, body []byte)
 
-// writeRefusal writes a response the front makes itself, with a JSON body,
-// that ends the connection.
-func writeRefusal(bw *bufio.Writer, status int, body []byte) {
+// refusal renders a refusal with the server's Refusal, or in plain text,
+// as net/http words its own 400s.
+func (s *Server) refusal(field, value, rule string) (string, []byte) {
+	if s.Refuse != nil {
+		return s.Refuse(field, value, rule)
+	}
+	return "text/plain; charset=utf-8", []byte("400 Bad Request: " + field + ": " + rule)
+}
+
+// writeRefusal writes a response the front makes itself, which ends the
+// connection.
+func writeRefusal(bw *bufio.Writer, status int, contentType string, body []byte) {
 	httpwire.WriteStatus(bw, status)
-	bw.WriteString("Content-Type: application/json\r\nConnection: close\r\nContent-Length: ")
+	httpwire.WriteField(bw, "Content-Type", contentType)
+	bw.WriteString("Connection: close\r\nContent-Length: ")
 	bw.WriteString(strconv.Itoa(len(body)))
 	bw.WriteString("\r\nDate: ")
 	bw.Write(httpwire.Date())
@@ -1031,10 +1051,10 @@ func (b *frontBody) drain() bool {
 }
 
 func (b *frontBody) drainLocked() bool {
-	buf := smallBuffers.Get()
-	defer smallBuffers.Put(buf)
+	buf := drainBuffers.Get().(*[drainBuffer]byte)
+	defer drainBuffers.Put(buf)
 	for b.left > 0 {
-		if _, err := b.readLocked(buf); err != nil && err != io.EOF {
+		if _, err := b.readLocked(buf[:]); err != nil && err != io.EOF {
 			return false
 		}
 	}
@@ -1095,10 +1115,10 @@ type handoffState struct {
 	served   int  // requests begun on it so far
 }
 
-// headSeen reports whether the front saw the whole head of r, which it
+// HeadSeen reports whether the front saw the whole head of r, which it
 // serves itself or handed off as the first request of its connection; it
 // counts r as begun, and must be called once for each request.
-func headSeen(r *http.Request) bool {
+func HeadSeen(r *http.Request) bool {
 	st, _ := r.Context().Value(handoffKey{}).(*handoffState)
 	if st == nil {
 		return true
