@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -46,7 +47,7 @@ type Options struct {
 	Log *slog.Logger
 	// State carries learned aliases and recoveries across reloads; nil
 	// gives the proxy a state of its own, closed by Close.
-	State *State
+	State *learn.State
 	// MaxConcurrent bounds the requests served at once; past it, signpost
 	// answers 503 with retry advice. Zero means no bound.
 	MaxConcurrent int
@@ -57,18 +58,21 @@ type Options struct {
 	// handled as one over limits.error_body. Zero means 64 MiB.
 	BufferBudget int64
 
-	// conns carries exchanges with a plain-http upstream, and fallback
-	// the rest (upgrades, https); Serve shares both across reloads. Nil,
+	// Pool carries exchanges with a plain-http upstream, and Fallback the
+	// rest (upgrades, https); a server shares both across reloads. Nil,
 	// New makes them unless Transport is set.
-	conns    *upstream.Pool
-	fallback *http.Transport
-	// budget is BufferBudget's, which Serve shares across reloads. Nil,
-	// New makes one for the proxy alone.
-	budget *budget.Budget
+	Pool     *upstream.Pool
+	Fallback *http.Transport
+	// Budget is BufferBudget's, which a server shares across reloads.
+	// Nil, New makes one for the proxy alone.
+	Budget *budget.Budget
 }
 
-// DefaultUpstreamTimeout bounds the wait for upstream response headers.
-const DefaultUpstreamTimeout = 30 * time.Second
+// Defaults of the upstream's bounds.
+const (
+	DefaultUpstreamTimeout = 30 * time.Second
+	DefaultDialTimeout     = 5 * time.Second
+)
 
 // Proxy is the agent-facing handler.
 type Proxy struct {
@@ -84,7 +88,7 @@ type Proxy struct {
 	metrics      *metrics.Metrics
 	log          *slog.Logger
 	// state outlives reloads; ownState is set when this proxy made it.
-	state    *State
+	state    *learn.State
 	ownState bool
 	// busy holds a token per request in flight, when concurrency is bounded.
 	busy      chan struct{}
@@ -121,28 +125,28 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		p.busy = make(chan struct{}, opts.MaxConcurrent)
 	}
 	p.accessLog = opts.AccessLog
-	p.budget = opts.budget
+	p.budget = opts.Budget
 	if p.budget == nil {
 		p.budget = budget.New(opts.BufferBudget, p.metrics)
 	}
 	p.state = opts.State
 	if p.state == nil {
-		p.state, p.ownState = NewState(cfg.Learn, p.metrics, p.log), true
+		p.state, p.ownState = learn.New(cfg.Learn, p.metrics, p.log), true
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	transport := opts.Transport
 	if transport == nil {
-		fallback := opts.fallback
+		fallback := opts.Fallback
 		if fallback == nil {
 			fallback = NewTransport(opts.UpstreamTimeout)
 		}
 		transport = fallback
 		if directly(target) {
-			p.conns, p.upstreamAddr = opts.conns, hostPort(target)
+			p.conns, p.upstreamAddr = opts.Pool, hostPort(target)
 			if p.conns == nil {
-				p.conns, p.ownConns = upstream.New(DefaultDialTimeout, orDefault(opts.UpstreamTimeout, DefaultUpstreamTimeout)), true
+				p.conns, p.ownConns = upstream.New(DefaultDialTimeout, p.bodyTimeout), true
 			}
 		}
 	}
@@ -406,6 +410,27 @@ func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
 	}
 }
 
+// NewTransportWith is NewTransport with a bound on connecting to the
+// upstream: dial, zero meaning 5 seconds.
+func NewTransportWith(dial, headerTimeout time.Duration) *http.Transport {
+	t := NewTransport(headerTimeout)
+	if dial <= 0 {
+		dial = DefaultDialTimeout
+	}
+	t.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// Config returns the rules the proxy serves.
+func (p *Proxy) Config() *rules.Config { return p.cfg }
+
+// Upstream returns the base URL the proxy forwards to.
+func (p *Proxy) Upstream() *url.URL { return p.target }
+
+// Aliases returns the aliases learned from traffic that the rules do not
+// declare, and whether aliases are learned at all.
+func (p *Proxy) Aliases() ([]learn.Proposal, bool) { return p.state.Proposals(p.cfg) }
+
 // RouteFor returns the declared route a request goes to, with its path
 // variables, or nil when no route declares it.
 func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
@@ -456,8 +481,6 @@ func (p *Proxy) render(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, stri
 	default:
 		body = e.AppendJSON(dst)
 	}
-	if t := p.state.tokens; t != nil {
-		t.observe(p.metrics, name, body)
-	}
+	p.state.CountTokens(name, body)
 	return body, ctype
 }

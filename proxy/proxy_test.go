@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
@@ -91,57 +91,13 @@ func (f *fixture) do(method, target, body string) *httptest.ResponseRecorder {
 
 func (f *fixture) counter(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	mfs, err := f.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.Metric {
-			if !labelsMatch(m.Label, labels) {
-				continue
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	return metricstest.Counter(t, f.reg, name, labels...)
 }
 
 // histogram returns the sample count and sum of a histogram series.
 func (f *fixture) histogram(t *testing.T, name string, labels ...string) (uint64, float64) {
 	t.Helper()
-	mfs, err := f.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.Metric {
-			if labelsMatch(m.Label, labels) {
-				return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
-			}
-		}
-	}
-	return 0, 0
-}
-
-func labelsMatch(have []*dto.LabelPair, want []string) bool {
-	for i := 0; i+1 < len(want); i += 2 {
-		found := false
-		for _, lp := range have {
-			if lp.GetName() == want[i] && lp.GetValue() == want[i+1] {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return metricstest.Histogram(t, f.reg, name, labels...)
 }
 
 const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`

@@ -49,7 +49,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	ex.status = status
 	if status < 400 {
 		if status < 300 && ex.route != nil {
-			p.succeeded(ex)
+			p.state.Succeeded(ex.req.Header, ex.remote, ex.route, &ex.req)
 		}
 		return nil
 	}
@@ -220,7 +220,7 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 // before calling the upstream; rule is the matching rule's index, or -1.
 // The upstream's revealing headers go into the line and out of the answer.
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule int) {
-	p.tracked(ex, e)
+	p.state.Rejected(ex.req.Header, ex.remote, ex.route, &ex.req, e)
 	if p.metrics != nil {
 		if len(e.Errors) == 0 {
 			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)
@@ -275,7 +275,7 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 // wrapped body replaced it, the upstream's revealing headers go into the
 // line and out of the answer.
 func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what string) {
-	p.calledOn(ex)
+	p.state.Called(ex.req.Header, ex.remote, ex.route)
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
 	}
@@ -493,7 +493,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
-	p.calledOn(ex)
+	p.state.Called(ex.req.Header, ex.remote, ex.route)
 	ex.outcome = metrics.OutcomeFailed
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact.String(err.Error()))
 	p.answer(w, ex, e)
@@ -529,7 +529,7 @@ func failure(err error, repeatable bool) *rewrite.Error {
 // made up.
 func (p *Proxy) cancelled(w http.ResponseWriter, ex *exchange) {
 	ex.outcome = metrics.OutcomeCancelled
-	p.calledOn(ex)
+	p.state.Called(ex.req.Header, ex.remote, ex.route)
 	p.log.Info("caller closed before the answer", "request_id", ex.id)
 	p.answer(w, ex, callerClosed)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -55,7 +56,7 @@ func FuzzModify(f *testing.F) {
 		route.Unmatched = policy
 		defer func() { route.Unmatched = saved }()
 		p := &Proxy{cfg: cfg, budget: budget.New(64<<10, nil), bodyTimeout: time.Second,
-			state: NewState(cfg.Learn, nil, nil), log: slog.New(slog.DiscardHandler)}
+			state: learn.New(cfg.Learn, nil, nil), log: slog.New(slog.DiscardHandler)}
 		defer p.state.Close()
 
 		h := http.Header{}

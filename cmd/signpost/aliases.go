@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -51,7 +51,7 @@ func aliases(args []string, stdout, stderr io.Writer) int {
 	if *minCount > 0 {
 		min = *minCount
 	}
-	counts := map[proxy.Pair]int{}
+	counts := map[learn.Pair]int{}
 	lines := 0
 	for _, name := range from {
 		n, err := readObservations(name, counts)
@@ -61,18 +61,18 @@ func aliases(args []string, stdout, stderr io.Writer) int {
 		}
 		lines += n
 	}
-	var list []proxy.Proposal
+	var list []learn.Proposal
 	declared := 0
 	for p, n := range counts {
 		switch {
 		case n < min || p.CaseOnly():
-		case cfg != nil && proxy.Declared(cfg, p):
+		case cfg != nil && learn.Declared(cfg, p):
 			declared++
 		default:
-			list = append(list, proxy.Proposal{Pair: p, Count: n})
+			list = append(list, learn.Proposal{Pair: p, Count: n})
 		}
 	}
-	slices.SortFunc(list, func(a, b proxy.Proposal) int {
+	slices.SortFunc(list, func(a, b learn.Proposal) int {
 		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Field, b.Field), cmp.Compare(b.Count, a.Count),
 			cmp.Compare(a.Rejected, b.Rejected), cmp.Compare(a.Accepted, b.Accepted))
 	})
@@ -87,7 +87,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // readObservations adds the "alias observed" lines of one log to counts and
 // returns how many it found. Lines that are not signpost's JSON are skipped.
-func readObservations(name string, counts map[proxy.Pair]int) (int, error) {
+func readObservations(name string, counts map[learn.Pair]int) (int, error) {
 	var r io.Reader = os.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -107,7 +107,7 @@ func readObservations(name string, counts map[proxy.Pair]int) (int, error) {
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "alias observed" || line.Route == "" || line.Field == "" {
 			continue
 		}
-		counts[proxy.Pair{Route: line.Route, Field: line.Field, Rejected: line.Rejected, Accepted: line.Accepted}]++
+		counts[learn.Pair{Route: line.Route, Field: line.Field, Rejected: line.Rejected, Accepted: line.Accepted}]++
 		n++
 	}
 	if err := sc.Err(); err != nil {
@@ -124,7 +124,7 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func writeProposals(w io.Writer, list []proxy.Proposal, observations, min, declared int) {
+func writeProposals(w io.Writer, list []learn.Proposal, observations, min, declared int) {
 	fmt.Fprintf(w, "# %d %s in the logs; %d %s seen at least %d %s",
 		observations, plural(observations, "alias observation", "alias observations"),
 		len(list), plural(len(list), "pair", "pairs"), min, plural(min, "time", "times"))

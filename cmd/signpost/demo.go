@@ -16,6 +16,7 @@ import (
 	"github.com/signpost-proxy/signpost/configs"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
 	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
@@ -59,7 +60,7 @@ func runDemo(out io.Writer) error {
 	ready := make(chan addrs, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- proxy.Serve(ctx, cfg, proxy.ServeOptions{
+		done <- server.Serve(ctx, cfg, server.ServeOptions{
 			Options: proxy.Options{Upstream: upstreamURL(ln.Addr().String())},
 			Listen:  "127.0.0.1:0", Admin: "127.0.0.1:0",
 			Ready:        func(l, a net.Addr) { ready <- addrs{l, a} },

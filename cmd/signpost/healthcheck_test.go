@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/admin"
 )
 
 // TestHealthcheck probes the real admin handler: live while it serves,
@@ -16,8 +16,8 @@ import (
 func TestHealthcheck(t *testing.T) {
 	upstreamErr := errors.New("dial tcp 127.0.0.1:8081: connect: connection refused")
 	var failing error
-	admin := httptest.NewServer(proxy.AdminHandler(proxy.Admin{Ready: func() []proxy.Check {
-		return []proxy.Check{{Name: "rules"}, {Name: "upstream", Err: failing}}
+	admin := httptest.NewServer(admin.Handler(admin.Admin{Ready: func() []admin.Check {
+		return []admin.Check{{Name: "rules"}, {Name: "upstream", Err: failing}}
 	}}))
 	defer admin.Close()
 	addr := strings.TrimPrefix(admin.URL, "http://")

@@ -12,6 +12,7 @@ import (
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/proxy/mcp"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
 )
 
 // mcpCmd serves a rule file's routes as MCP tools: over standard input and
@@ -27,7 +28,7 @@ func mcpCmd(args []string, stdout, stderr io.Writer) int {
 	admin := fs.String("admin", "", "admin `address` for /metrics, /livez, /readyz and POST /-/reload, overriding the rule file's admin: (default "+rules.DefaultAdmin+")")
 	timeout := fs.Duration("upstream-timeout", proxy.DefaultUpstreamTimeout, "how long to wait for the upstream's response headers")
 	dial := fs.Duration("upstream-dial-timeout", proxy.DefaultDialTimeout, "how long to wait for a connection to the upstream")
-	drain := fs.Duration("drain-timeout", proxy.DefaultDrainTimeout, "how long shutdown waits for tool calls in flight")
+	drain := fs.Duration("drain-timeout", server.DefaultDrainTimeout, "how long shutdown waits for tool calls in flight")
 	watch := fs.Bool("watch", true, "reload the rules and tools when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
 	maxConcurrent := fs.Int("max-concurrent", 0, "the most calls served at once; past it, a retryable overloaded error (0 means no bound)")
 	budget := bufferBudgetFlag(fs)

@@ -19,6 +19,7 @@ import (
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
 )
 
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -30,14 +31,14 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	admin := fs.String("admin", "", "admin `address` for /metrics, /livez, /readyz and POST /-/reload, overriding the rule file's admin: (default "+rules.DefaultAdmin+")")
 	timeout := fs.Duration("upstream-timeout", proxy.DefaultUpstreamTimeout, "how long to wait for the upstream's response headers")
 	dial := fs.Duration("upstream-dial-timeout", proxy.DefaultDialTimeout, "how long to wait for a connection to the upstream")
-	drain := fs.Duration("drain-timeout", proxy.DefaultDrainTimeout, "how long shutdown waits for requests in flight")
+	drain := fs.Duration("drain-timeout", server.DefaultDrainTimeout, "how long shutdown waits for requests in flight")
 	shutdownDelay := fs.Duration("shutdown-delay", 0, "on SIGTERM, how long /readyz answers 503 while requests are still taken, before the listener closes and requests in flight drain")
 	watch := fs.Bool("watch", true, "reload the rules when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
-	readHeader := fs.Duration("read-header-timeout", proxy.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	readHeader := fs.Duration("read-header-timeout", server.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
 	read := fs.Duration("read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
 	write := fs.Duration("write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
-	idle := fs.Duration("idle-timeout", proxy.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
-	maxHeader := fs.Int("max-header-bytes", proxy.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
+	idle := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	maxHeader := fs.Int("max-header-bytes", server.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
 	maxConcurrent := fs.Int("max-concurrent", 0, "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)")
 	budget := bufferBudgetFlag(fs)
 	accessLog := fs.Bool("access-log", false, "log one line per request: method, path, route, status, outcome, duration, request id")
@@ -57,8 +58,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fallback time.Duration
 	}{
 		{"--upstream-dial-timeout", *dial, false, proxy.DefaultDialTimeout},
-		{"--read-header-timeout", *readHeader, false, proxy.DefaultReadHeaderTimeout},
-		{"--idle-timeout", *idle, false, proxy.DefaultIdleTimeout},
+		{"--read-header-timeout", *readHeader, false, server.DefaultReadHeaderTimeout},
+		{"--idle-timeout", *idle, false, server.DefaultIdleTimeout},
 		{"--read-timeout", *read, true, 0},
 		{"--write-timeout", *write, true, 0},
 	} {
@@ -72,7 +73,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *maxHeader < 4<<10 {
-		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, proxy.DefaultMaxHeaderBytes)
+		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, server.DefaultMaxHeaderBytes)
 		return exitUsage
 	}
 	if problem := checkBufferBudget(*budget); problem != "" {
@@ -96,7 +97,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	loaded()
-	var opts proxy.ServeOptions
+	var opts server.ServeOptions
 	if *upstream != "" {
 		if opts.Upstream, err = rules.ParseUpstream(*upstream); err != nil {
 			fmt.Fprintf(stderr, "signpost serve: --upstream %v\n", err)
@@ -144,7 +145,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := proxy.Serve(ctx, cfg, opts); err != nil {
+	if err := server.Serve(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
 		return exitFindings
 	}

@@ -26,8 +26,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
 )
 
 // Endpoint is the path the streamable HTTP transport serves.
@@ -43,7 +43,7 @@ type Options struct {
 	// Proxy configures the pipeline as it does for signpost serve. Its
 	// Listen is replaced by a loopback port of its own, which only the
 	// tools call; its Load, when set, reloads the tools with the rules.
-	Proxy proxy.ServeOptions
+	Proxy server.ServeOptions
 	// Listen is the address of the streamable HTTP transport, served at
 	// Endpoint. Empty serves one session over In and Out instead.
 	Listen string
@@ -101,7 +101,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 	pctx, stopPipeline := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPipeline()
 	done := make(chan error, 1)
-	go func() { done <- proxy.Serve(pctx, cfg, popts) }()
+	go func() { done <- server.Serve(pctx, cfg, popts) }()
 	var at bound
 	select {
 	case at = <-ready:
@@ -189,9 +189,9 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 	p := opts.Proxy
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: positive(p.ReadHeaderTimeout, proxy.DefaultReadHeaderTimeout),
-		IdleTimeout:       positive(p.IdleTimeout, proxy.DefaultIdleTimeout),
-		MaxHeaderBytes:    int(positive(time.Duration(p.MaxHeaderBytes), proxy.DefaultMaxHeaderBytes)),
+		ReadHeaderTimeout: positive(p.ReadHeaderTimeout, server.DefaultReadHeaderTimeout),
+		IdleTimeout:       positive(p.IdleTimeout, server.DefaultIdleTimeout),
+		MaxHeaderBytes:    int(positive(time.Duration(p.MaxHeaderBytes), server.DefaultMaxHeaderBytes)),
 		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -207,7 +207,7 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 		f.log.Error("MCP listener failed", "error", err.Error())
 	}
 	endStreams()
-	drain := positive(p.DrainTimeout, proxy.DefaultDrainTimeout)
+	drain := positive(p.DrainTimeout, server.DefaultDrainTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if serr := srv.Shutdown(sctx); serr != nil {

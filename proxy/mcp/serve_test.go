@@ -19,6 +19,7 @@ import (
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/proxy/mcp"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
 	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
@@ -36,9 +37,9 @@ func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.h.ServeHTTP(w, r)
 }
 
-// server is one Serve over stdio pipes in front of the ticket API, with a
+// mcpServer is one Serve over stdio pipes in front of the ticket API, with a
 // client session of the SDK's own.
-type server struct {
+type mcpServer struct {
 	session  *sdk.ClientSession
 	upstream *httptest.Server
 	api      *counting
@@ -48,9 +49,9 @@ type server struct {
 
 // serve runs Serve on the rule file config, over stdio pipes, until the
 // test ends, and connects a client to it.
-func serve(t *testing.T, config string) *server {
+func serve(t *testing.T, config string) *mcpServer {
 	t.Helper()
-	s := &server{api: &counting{h: ticketapi.New().Handler()}, changed: make(chan struct{}, 8)}
+	s := &mcpServer{api: &counting{h: ticketapi.New().Handler()}, changed: make(chan struct{}, 8)}
 	s.upstream = httptest.NewServer(s.api)
 	t.Cleanup(s.upstream.Close)
 	cfg, err := rules.Load(config)
@@ -64,7 +65,7 @@ func serve(t *testing.T, config string) *server {
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	opts := mcp.Options{
-		Proxy: proxy.ServeOptions{
+		Proxy: server.ServeOptions{
 			Options: proxy.Options{Upstream: up},
 			Admin:   "127.0.0.1:0",
 			Load:    func() (*rules.Config, error) { return rules.Load(config) },
@@ -108,7 +109,7 @@ func serve(t *testing.T, config string) *server {
 }
 
 // call calls a tool with arguments given as JSON.
-func (s *server) call(t *testing.T, name, args string) *sdk.CallToolResult {
+func (s *mcpServer) call(t *testing.T, name, args string) *sdk.CallToolResult {
 	t.Helper()
 	var a any
 	if err := json.Unmarshal([]byte(args), &a); err != nil {

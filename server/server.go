@@ -1,4 +1,7 @@
-package proxy
+// Package server runs signpost: the agents' listener with its front, the
+// admin listener, reloads of the rules on a signal, a request or a change
+// of the files, and the drain at shutdown.
+package server
 
 import (
 	"context"
@@ -17,10 +20,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/signpost-proxy/signpost/admin"
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/front"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -31,13 +37,12 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultMaxHeaderBytes    = 1 << 20
-	DefaultDialTimeout       = 5 * time.Second
 	DefaultDrainTimeout      = 10 * time.Second
 )
 
 // ServeOptions configure Serve.
 type ServeOptions struct {
-	Options
+	proxy.Options
 	// Listen and Admin override the rule file's addresses, at start and
 	// across reloads.
 	Listen, Admin string
@@ -96,26 +101,26 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	if opts.State == nil {
 		// One state for every proxy the reloads build, closed here.
-		state := NewState(cfg.Learn, opts.Metrics, log)
+		state := learn.New(cfg.Learn, opts.Metrics, log)
 		opts.State = state
 		// A request still running after a timed-out drain may use it
 		// after Close; the state drops what it is given then.
 		defer state.Close()
 	}
-	if opts.Transport == nil && opts.conns == nil {
+	if opts.Transport == nil && opts.Pool == nil {
 		// Shared by every proxy the reloads build, so that a reload keeps
 		// the upstream connections warm.
-		opts.conns = upstream.New(orDefault(opts.DialTimeout, DefaultDialTimeout), orDefault(opts.UpstreamTimeout, DefaultUpstreamTimeout))
-		defer opts.conns.CloseIdle()
-		opts.fallback = NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
-		defer opts.fallback.CloseIdleConnections()
+		opts.Pool = upstream.New(orDefault(opts.DialTimeout, proxy.DefaultDialTimeout), orDefault(opts.UpstreamTimeout, proxy.DefaultUpstreamTimeout))
+		defer opts.Pool.CloseIdle()
+		opts.Fallback = proxy.NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
+		defer opts.Fallback.CloseIdleConnections()
 	}
-	if opts.budget == nil {
+	if opts.Budget == nil {
 		// One budget for every proxy the reloads build: requests still
 		// served by old rules hold buffers too.
-		opts.budget = budget.New(opts.BufferBudget, opts.Metrics)
+		opts.Budget = budget.New(opts.BufferBudget, opts.Metrics)
 	}
-	build := func(c *rules.Config) (*Proxy, error) { return New(c, opts.Options) }
+	build := func(c *rules.Config) (*proxy.Proxy, error) { return proxy.New(c, opts.Options) }
 	p, err := build(cfg)
 	if err != nil {
 		return err
@@ -130,21 +135,21 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	rl.listenFixed, rl.adminFixed = opts.Listen != "", opts.Admin != ""
 	opts.Metrics.Loaded(float64(rl.Status().Since.UnixNano()) / 1e9)
 
-	listen, admin := cfg.Listen, cfg.Admin
+	listen, adminAddr := cfg.Listen, cfg.Admin
 	if opts.Listen != "" {
 		listen = opts.Listen
 	}
 	if opts.Admin != "" {
-		admin = opts.Admin
+		adminAddr = opts.Admin
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen for agents on %s: %w", listen, err)
 	}
-	aln, err := net.Listen("tcp", admin)
+	aln, err := net.Listen("tcp", adminAddr)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("cannot listen for the admin endpoints on %s: %w", admin, err)
+		return fmt.Errorf("cannot listen for the admin endpoints on %s: %w", adminAddr, err)
 	}
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
@@ -178,24 +183,24 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	probe := &upstreamProbe{timeout: time.Second, ttl: 5 * time.Second}
 	// stopping is set when shutdown begins: readiness fails from then on.
 	var stopping atomic.Bool
-	a := Admin{
+	a := admin.Admin{
 		Gatherer: reg,
-		Current:  rl.Proxy,
+		Current:  func() admin.Serving { return rl.Proxy() },
 		Reloads:  rl.Status,
-		Ready: func() []Check {
+		Ready: func() []admin.Check {
 			var down error
 			if stopping.Load() {
 				down = errShuttingDown
 			}
-			return []Check{{"rules", nil}, {"upstream", probe.check(rl.Proxy().target)}, {"shutdown", down}}
+			return []admin.Check{{Name: "rules"}, {Name: "upstream", Err: probe.check(rl.Proxy().Upstream())}, {Name: "shutdown", Err: down}}
 		},
 	}
 	var adminHandler http.Handler
 	if opts.Load != nil {
 		a.Reload = func() error { return rl.Reload(TriggerAdmin) }
-		adminHandler = withReload(AdminHandler(a), a.Reload, rl.Status)
+		adminHandler = withReload(admin.Handler(a), a.Reload, rl.Status)
 	} else {
-		adminHandler = AdminHandler(a)
+		adminHandler = admin.Handler(a)
 	}
 	adm := &http.Server{
 		Handler:           adminHandler,
@@ -226,7 +231,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	go func() { errc <- fs.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
-		"upstream", p.target.String(), "routes", len(cfg.Routes), "rules", cfg.File,
+		"upstream", p.Upstream().String(), "routes", len(cfg.Routes), "rules", cfg.File,
 		"reload", opts.Load != nil, "watch", opts.Load != nil && opts.Watch, "gomaxprocs", runtime.GOMAXPROCS(0))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr(), aln.Addr())
@@ -284,7 +289,7 @@ var errShuttingDown = errors.New("signpost is shutting down; send new requests e
 // withReload serves POST /-/reload in front of the admin handler h: it
 // reloads the rules and answers 200 with the time they were loaded, or 422
 // with every problem, as check prints them, while the old rules stay.
-func withReload(h http.Handler, reload func() error, status func() ReloadStatus) http.Handler {
+func withReload(h http.Handler, reload func() error, status func() admin.ReloadStatus) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /-/reload", func(w http.ResponseWriter, _ *http.Request) {
 		err := reload()
@@ -315,14 +320,6 @@ func withReload(h http.Handler, reload func() error, status func() ReloadStatus)
 	})
 	mux.Handle("/", h)
 	return mux
-}
-
-// NewTransportWith is NewTransport with a bound on connecting to the
-// upstream: dial, zero meaning 5 seconds.
-func NewTransportWith(dial, headerTimeout time.Duration) *http.Transport {
-	t := NewTransport(headerTimeout)
-	t.DialContext = (&net.Dialer{Timeout: orDefault(dial, DefaultDialTimeout), KeepAlive: 30 * time.Second}).DialContext
-	return t
 }
 
 // upstreamProbe says whether the upstream accepts TCP connections, dialling

@@ -1,4 +1,4 @@
-package proxy
+package learn
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -14,8 +15,8 @@ import (
 // one again, with every observation in the histogram.
 func TestTokenCounterRemembersBodies(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	f := &fixture{reg: reg, m: metrics.New(reg)}
-	tc := newTokenCounter(f.m)
+	m := metrics.New(reg)
+	tc := newTokenCounter(m)
 	defer tc.close()
 	bodies := []string{
 		`{"error":"invalid_status","field":"status","received":"OPEN"}`,
@@ -25,11 +26,11 @@ func TestTokenCounterRemembersBodies(t *testing.T) {
 	}
 	var want float64
 	for i, b := range bodies {
-		tc.observe(f.m, "update_ticket", []byte(b))
+		tc.observe(m, "update_ticket", []byte(b))
 		want += float64(rules.Tokens(b))
 		deadline := time.Now().Add(2 * time.Second)
 		for {
-			n, sum := f.histogram(t, "signpost_error_body_tokens", "route", "update_ticket")
+			n, sum := metricstest.Histogram(t, reg, "signpost_error_body_tokens", "route", "update_ticket")
 			if n == uint64(i+1) {
 				if sum != want {
 					t.Fatalf("after %d bodies the token sum is %v; want %v", i+1, sum, want)
@@ -55,20 +56,20 @@ func TestTokenCounterRemembersBodies(t *testing.T) {
 // was when observed, not as the buffer reads later.
 func TestTokenCounterCopiesQueuedBodies(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	f := &fixture{reg: reg, m: metrics.New(reg)}
-	tc := newTokenCounter(f.m)
+	m := metrics.New(reg)
+	tc := newTokenCounter(m)
 	buf := make([]byte, 0, 256)
 	var want float64
 	const bodies = 20
 	for i := range bodies {
 		body := `{"error":"invalid_status","received":"` + strings.Repeat("OPEN ", i+1) + `"}`
 		buf = append(buf[:0], body...)
-		tc.observe(f.m, "update_ticket", buf)
+		tc.observe(m, "update_ticket", buf)
 		want += float64(rules.Tokens(body))
 	}
 	clear(buf[:cap(buf)])
 	tc.close() // counts what is queued
-	if n, sum := f.histogram(t, "signpost_error_body_tokens", "route", "update_ticket"); n != bodies || sum != want {
+	if n, sum := metricstest.Histogram(t, reg, "signpost_error_body_tokens", "route", "update_ticket"); n != bodies || sum != want {
 		t.Errorf("histogram: %d samples summing %v; want %d summing %v", n, sum, bodies, want)
 	}
 }

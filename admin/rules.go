@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"encoding/json"
@@ -65,16 +65,14 @@ func (a Admin) rules(w http.ResponseWriter, _ *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
-	p := a.current()
-	if p == nil || p.cfg == nil {
+	cfg := a.config()
+	if cfg == nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"error":"no_rules","message":"no rules are loaded"}` + "\n"))
 		return
 	}
-	doc := describeRules(p.cfg)
-	if p.target != nil {
-		doc.Upstream = p.target.String()
-	}
+	doc := describeRules(cfg)
+	doc.Upstream = a.upstream()
 	if a.Reloads != nil {
 		if since := a.Reloads().Since; !since.IsZero() {
 			doc.Loaded = &since

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/signpost-proxy/signpost/admin"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -36,11 +38,11 @@ const (
 // that fails leaves the proxy in force alone. Requests load the current
 // proxy once, on arrival, and finish under it.
 type reloader struct {
-	current atomic.Pointer[Proxy]
-	status  atomic.Pointer[ReloadStatus]
+	current atomic.Pointer[proxy.Proxy]
+	status  atomic.Pointer[admin.ReloadStatus]
 
 	load    func() (*rules.Config, error)
-	build   func(*rules.Config) (*Proxy, error)
+	build   func(*rules.Config) (*proxy.Proxy, error)
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	now     func() time.Time
@@ -64,24 +66,24 @@ type reloader struct {
 	failed []string
 }
 
-func newReloader(p *Proxy, load func() (*rules.Config, error), build func(*rules.Config) (*Proxy, error),
+func newReloader(p *proxy.Proxy, load func() (*rules.Config, error), build func(*rules.Config) (*proxy.Proxy, error),
 	m *metrics.Metrics, log *slog.Logger, now func() time.Time) *reloader {
 	r := &reloader{load: load, build: build, metrics: m, log: log, now: now,
-		listen: p.cfg.Listen, admin: p.cfg.Admin, learn: p.cfg.Learn,
+		listen: p.Config().Listen, admin: p.Config().Admin, learn: p.Config().Learn,
 		swapped: make(chan struct{}, 1), seen: map[string]string{}}
 	r.current.Store(p)
-	r.status.Store(&ReloadStatus{OK: true, Since: now()})
-	for _, f := range p.cfg.Files() {
+	r.status.Store(&admin.ReloadStatus{OK: true, Since: now()})
+	for _, f := range p.Config().Files() {
 		r.seen[f] = hashFile(f)
 	}
 	return r
 }
 
 // Proxy returns the proxy serving now.
-func (r *reloader) Proxy() *Proxy { return r.current.Load() }
+func (r *reloader) Proxy() *proxy.Proxy { return r.current.Load() }
 
 // Status returns the outcome of the last reload.
-func (r *reloader) Status() ReloadStatus { return *r.status.Load() }
+func (r *reloader) Status() admin.ReloadStatus { return *r.status.Load() }
 
 // Reload re-reads the rule file and the catalogs it names, and swaps the
 // new rules in if they load cleanly. It returns the problems of a load that
@@ -110,7 +112,7 @@ func (r *reloader) reloadIfChanged() {
 // rules in force came from, and those the last failed attempt blamed.
 // r.mu must be held.
 func (r *reloader) files() []string {
-	files := r.current.Load().cfg.Files()
+	files := r.current.Load().Config().Files()
 	for _, f := range r.failed {
 		if !slices.Contains(files, f) {
 			files = append(files, f)
@@ -129,21 +131,21 @@ func (r *reloader) reload(trigger string) error {
 	r.seen = seen
 	old := r.current.Load()
 	cfg, err := r.load()
-	var p *Proxy
+	var p *proxy.Proxy
 	if err == nil {
 		p, err = r.build(cfg)
 	}
 	if err != nil {
-		return r.reject(trigger, start, old.cfg.File, err)
+		return r.reject(trigger, start, old.Config().File, err)
 	}
 	r.failed = nil
 	r.current.Store(p)
-	r.status.Store(&ReloadStatus{At: start, OK: true, Since: start})
+	r.status.Store(&admin.ReloadStatus{At: start, OK: true, Since: start})
 	if r.metrics != nil {
 		r.metrics.Reloaded(true, float64(start.UnixNano())/1e9)
 	}
 	r.log.Info("rules reloaded", "trigger", trigger, "rules", cfg.File, "routes", len(cfg.Routes),
-		"upstream", p.target.String(), "took_ms", r.now().Sub(start).Milliseconds())
+		"upstream", p.Upstream().String(), "took_ms", r.now().Sub(start).Milliseconds())
 	r.restartOnly(cfg)
 	select {
 	case r.swapped <- struct{}{}:
@@ -167,7 +169,7 @@ func (r *reloader) reject(trigger string, at time.Time, file string, err error) 
 		}
 	}
 	prev := r.status.Load()
-	r.status.Store(&ReloadStatus{At: at, OK: false, Problems: ps, Since: prev.Since})
+	r.status.Store(&admin.ReloadStatus{At: at, OK: false, Problems: ps, Since: prev.Since})
 	if r.metrics != nil {
 		r.metrics.Reloaded(false, 0)
 	}

@@ -1,8 +1,7 @@
-package proxy
+package learn
 
 import (
 	"cmp"
-	"container/list"
 	"log/slog"
 	"slices"
 	"strings"
@@ -26,8 +25,7 @@ type learner struct {
 	waiting atomic.Int64 // callers with rejections awaiting a success
 
 	mu      sync.Mutex
-	callers map[string]*list.Element // of *caller
-	order   *list.List               // most recently seen first
+	callers *callers[pending]
 	pairs   map[Pair]int
 }
 
@@ -47,11 +45,8 @@ type Proposal struct {
 	Count int
 }
 
-type caller struct {
-	id string
-	// pending holds, per route and field, the last value rejected.
-	pending map[string]map[string]string
-}
+// pending holds a caller's last rejected values, per route and field.
+type pending map[string]map[string]string
 
 const (
 	maxPairs       = 4096
@@ -62,7 +57,13 @@ func newLearner(cfg rules.Learn, log *slog.Logger) *learner {
 	if cfg.Callers <= 0 {
 		return nil
 	}
-	return &learner{cfg: cfg, log: log, callers: map[string]*list.Element{}, order: list.New(), pairs: map[Pair]int{}}
+	l := &learner{cfg: cfg, log: log, pairs: map[Pair]int{}}
+	l.callers = newCallers(cfg.Callers, func(_ string, p *pending) {
+		if len(*p) > 0 {
+			l.waiting.Add(-1)
+		}
+	})
+	return l
 }
 
 // rejected notes the values of the enum fields at fault in e.
@@ -77,18 +78,18 @@ func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.touch(id)
-	if len(c.pending) == 0 {
+	p := l.callers.touch(id)
+	if len(*p) == 0 {
 		l.waiting.Add(1)
 	}
-	if c.pending == nil {
-		c.pending = map[string]map[string]string{}
+	if *p == nil {
+		*p = pending{}
 	}
 	// The route's last rejection is replaced, in the map it was kept in.
-	m := c.pending[route.Name]
+	m := (*p)[route.Name]
 	if m == nil {
 		m = make(map[string]string, len(noted))
-		c.pending[route.Name] = m
+		(*p)[route.Name] = m
 	}
 	clear(m)
 	for _, n := range noted {
@@ -118,19 +119,18 @@ func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request)
 		return // the common case: nobody is recovering
 	}
 	l.mu.Lock()
-	el, ok := l.callers[id]
+	p, ok := l.callers.get(id)
 	if !ok {
 		l.mu.Unlock()
 		return
 	}
-	c := el.Value.(*caller)
-	noted, ok := c.pending[route.Name]
+	noted, ok := (*p)[route.Name]
 	if !ok {
 		l.mu.Unlock()
 		return
 	}
-	delete(c.pending, route.Name)
-	if len(c.pending) == 0 {
+	delete(*p, route.Name)
+	if len(*p) == 0 {
 		l.waiting.Add(-1)
 	}
 	var seen []Proposal
@@ -151,27 +151,6 @@ func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request)
 	for _, s := range seen {
 		l.log.Info("alias observed", "route", s.Route, "field", s.Field, "rejected", s.Rejected, "accepted", s.Accepted, "count", s.Count)
 	}
-}
-
-// touch returns the caller's state, most recently seen, evicting the least
-// recently seen caller beyond the bound. l.mu must be held.
-func (l *learner) touch(id string) *caller {
-	if el, ok := l.callers[id]; ok {
-		l.order.MoveToFront(el)
-		return el.Value.(*caller)
-	}
-	c := &caller{id: id}
-	l.callers[id] = l.order.PushFront(c)
-	if l.order.Len() > l.cfg.Callers {
-		old := l.order.Back()
-		oc := old.Value.(*caller)
-		if len(oc.pending) > 0 {
-			l.waiting.Add(-1)
-		}
-		delete(l.callers, oc.id)
-		l.order.Remove(old)
-	}
-	return c
 }
 
 // Proposals returns the pairs seen at least MinCount times whose rejected

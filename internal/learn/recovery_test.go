@@ -1,10 +1,11 @@
-package proxy
+package learn
 
 import (
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -18,7 +19,6 @@ func TestRecovery(t *testing.T) {
 	r.mu.Lock()
 	r.now = func() time.Time { return now }
 	r.mu.Unlock()
-	f := &fixture{reg: reg}
 
 	// Callers that recover after 1, 3 and 5 calls: rejections, wrapped
 	// errors and the success all count as calls after the first rejection.
@@ -41,11 +41,11 @@ func TestRecovery(t *testing.T) {
 	r.succeeded("never", "get_ticket")
 	r.succeeded("someone else", "update_ticket")
 
-	n, sum := f.histogram(t, "signpost_recovery_attempts", "route", "update_ticket", "code", "invalid_status")
+	n, sum := metricstest.Histogram(t, reg, "signpost_recovery_attempts", "route", "update_ticket", "code", "invalid_status")
 	if n != 3 || sum != 1+3+5 {
 		t.Errorf("recovery attempts: %d samples summing %v; want 3 summing 9", n, sum)
 	}
-	if c := f.counter(t, "signpost_unrecovered_total"); c != 0 {
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total"); c != 0 {
 		t.Errorf("unrecovered before the window lapses: %v", c)
 	}
 
@@ -53,18 +53,18 @@ func TestRecovery(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	r.expire()
 	r.expire()
-	if c := f.counter(t, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 1 {
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 1 {
 		t.Errorf("unrecovered = %v; want 1", c)
 	}
-	if r.pending.Load() != 0 || len(r.callers) != 0 {
-		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), len(r.callers))
+	if r.pending.Load() != 0 || r.callers.len() != 0 {
+		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), r.callers.len())
 	}
 
 	// A success after the window is no recovery.
 	r.rejected("late", "update_ticket", "invalid_status")
 	now = now.Add(2 * time.Minute)
 	r.succeeded("late", "update_ticket")
-	if c := f.counter(t, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 2 {
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 2 {
 		t.Errorf("unrecovered after a late success = %v; want 2", c)
 	}
 
@@ -73,8 +73,8 @@ func TestRecovery(t *testing.T) {
 	for _, c := range []string{"a", "b", "c", "d"} {
 		r.rejected(c, "get_ticket", "unknown_ticket")
 	}
-	if c := f.counter(t, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || len(r.callers) != 3 {
-		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, len(r.callers))
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.callers.len() != 3 {
+		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.callers.len())
 	}
 }
 
@@ -83,9 +83,8 @@ func TestRecoverySweeps(t *testing.T) {
 	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: 40 * time.Millisecond}, metrics.New(reg))
 	defer r.close()
 	r.rejected("x", "update_ticket", "invalid_status")
-	f := &fixture{reg: reg}
 	deadline := time.Now().Add(5 * time.Second)
-	for f.counter(t, "signpost_unrecovered_total") == 0 {
+	for metricstest.Counter(t, reg, "signpost_unrecovered_total") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the sweeper never counted a lapsed recovery")
 		}

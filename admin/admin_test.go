@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -62,10 +64,21 @@ routes:
 // adminFixture is an admin handler in front of a proxy serving
 // adminRules, with its own registry.
 type adminFixture struct {
-	p   *Proxy
+	p   *serving
 	m   *metrics.Metrics
 	reg *prometheus.Registry
 }
+
+// serving is a proxy as the admin endpoints read it: its rules, its
+// upstream, and the aliases it proposes.
+type serving struct {
+	cfg     *rules.Config
+	aliases []learn.Proposal
+}
+
+func (s *serving) Config() *rules.Config             { return s.cfg }
+func (s *serving) Upstream() *url.URL                { return s.cfg.Upstream }
+func (s *serving) Aliases() ([]learn.Proposal, bool) { return s.aliases, true }
 
 func newAdminFixture(t *testing.T) *adminFixture {
 	t.Helper()
@@ -74,25 +87,19 @@ func newAdminFixture(t *testing.T) *adminFixture {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg)
-	p, err := New(cfg, Options{Metrics: m, Transport: &roundTrip{status: 200}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return &adminFixture{p, m, reg}
+	return &adminFixture{&serving{cfg: cfg, aliases: []learn.Proposal{}}, metrics.New(reg), reg}
 }
 
 // admin returns an Admin for the fixture's proxy and registry.
 func (f *adminFixture) admin() Admin {
-	return Admin{Gatherer: f.reg, Current: func() *Proxy { return f.p }}
+	return Admin{Gatherer: f.reg, Current: func() Serving { return f.p }}
 }
 
 // get serves one GET from the admin handler.
 func get(t *testing.T, a Admin, target string) *http.Response {
 	t.Helper()
 	w := httptest.NewRecorder()
-	AdminHandler(a).ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+	Handler(a).ServeHTTP(w, httptest.NewRequest("GET", target, nil))
 	return w.Result()
 }
 
@@ -158,7 +165,7 @@ func TestAdminWithNothing(t *testing.T) {
 		{"HEAD", "/livez", 200},
 	} {
 		w := httptest.NewRecorder()
-		AdminHandler(a).ServeHTTP(w, httptest.NewRequest(tt.method, tt.target, nil))
+		Handler(a).ServeHTTP(w, httptest.NewRequest(tt.method, tt.target, nil))
 		if w.Code != tt.status {
 			t.Errorf("%s %s: %d, want %d", tt.method, tt.target, w.Code, tt.status)
 		}
@@ -260,7 +267,7 @@ func TestStatsPage(t *testing.T) {
 	// and must still be text.
 	const odd = `<script>alert("x")</script>&amp;`
 	m.Rejected(odd, odd, `"><img src=x>`)
-	f.p.state.learner.pairs[Pair{"update_ticket", "status", `</td><b>Closed`, "closed"}] = 3
+	f.p.aliases = []learn.Proposal{{Pair: learn.Pair{Route: "update_ticket", Field: "status", Rejected: `</td><b>Closed`, Accepted: "closed"}, Count: 3}}
 
 	a := f.admin()
 	now := time.Now()
@@ -400,8 +407,7 @@ func TestStatsPageReloads(t *testing.T) {
 // TestAliasesEndpointUnchanged keeps /aliases as it was.
 func TestAliasesEndpointUnchanged(t *testing.T) {
 	f := newAdminFixture(t)
-	f.p.state.learner.pairs[Pair{"update_ticket", "status", "done", "closed"}] = 4
-	f.p.state.learner.pairs[Pair{"update_ticket", "status", "shut", "closed"}] = 1 // below min_count
+	f.p.aliases = []learn.Proposal{{Pair: learn.Pair{Route: "update_ticket", Field: "status", Rejected: "done", Accepted: "closed"}, Count: 4}}
 	res := get(t, f.admin(), "/aliases")
 	want := `{"aliases":[{"route":"update_ticket","field":"status","alias":"done","value":"closed","count":4}]}` + "\n"
 	if body := bodyOf(t, res); body != want {

@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func (a Admin) checks() []Check {
 		return extra
 	}
 	own := Check{Name: "rules"}
-	if p := a.current(); p == nil || p.Config() == nil {
+	if a.config() == nil {
 		own.Err = errors.New("no rules loaded")
 	}
 	return append([]Check{own}, extra...)

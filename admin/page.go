@@ -1,4 +1,4 @@
-package proxy
+package admin
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 )
 
@@ -24,11 +25,11 @@ import (
 // every few seconds and swaps in the new #stats element. Style and script
 // are embedded, and the Content-Security-Policy admits exactly them.
 var (
-	//go:embed admin/index.html
+	//go:embed page/index.html
 	pageHTML string
-	//go:embed admin/page.css
+	//go:embed page/page.css
 	pageCSS string
-	//go:embed admin/page.js
+	//go:embed page/page.js
 	pageJS string
 
 	pageTemplate = template.Must(template.New("index.html").Parse(pageHTML))
@@ -80,7 +81,7 @@ type pageData struct {
 	Reload         pageReload
 	Routes         []*pageRoute
 	Learning       bool
-	Aliases        []Proposal
+	Aliases        []learn.Proposal
 	GatherErr      string
 	Style          template.CSS
 	Script         template.JS
@@ -155,15 +156,13 @@ func (a Admin) pageData(now time.Time, refresh int) *pageData {
 		collect(acc, mf)
 	}
 	seen := map[string]bool{}
-	if p := a.current(); p != nil && p.cfg != nil {
-		d.File = p.cfg.File
-		if p.target != nil {
-			d.Upstream = p.target.String()
-		}
-		for _, r := range p.cfg.Routes {
+	if cfg := a.config(); cfg != nil {
+		d.File = cfg.File
+		d.Upstream = a.upstream()
+		for _, r := range cfg.Routes {
 			pr := acc[r.Name].render(r.Name)
 			pr.Method, pr.Path, pr.Declared = r.Method, r.Path, true
-			pr.Pos = fmt.Sprintf("%s:%d:%d", p.cfg.File, r.Pos.Line, r.Pos.Column)
+			pr.Pos = fmt.Sprintf("%s:%d:%d", cfg.File, r.Pos.Line, r.Pos.Column)
 			d.Routes = append(d.Routes, pr)
 			seen[r.Name] = true
 		}

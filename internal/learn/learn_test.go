@@ -1,4 +1,4 @@
-package proxy
+package learn
 
 import (
 	"log/slog"
@@ -81,8 +81,8 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 	for _, c := range []string{"a", "b", "c"} { // bound is 2: a is forgotten
 		l.rejected(c, route, body(`{"country":"UK"}`), &rewrite.Error{Field: "country"})
 	}
-	if len(l.callers) != 2 || l.waiting.Load() != 2 {
-		t.Fatalf("%d callers, %d waiting; want 2 and 2", len(l.callers), l.waiting.Load())
+	if l.callers.len() != 2 || l.waiting.Load() != 2 {
+		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.callers.len(), l.waiting.Load())
 	}
 	for _, c := range []string{"a", "b", "c"} {
 		l.succeeded(c, route, body(`{"country":"GB"}`))
@@ -93,7 +93,7 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 }
 
 func TestCallerID(t *testing.T) {
-	l := NewState(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil, nil)
+	l := New(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil, nil)
 	for _, tc := range []struct {
 		header, remote, want string
 	}{

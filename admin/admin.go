@@ -1,14 +1,31 @@
-package proxy
+// Package admin serves the operator's endpoints: the stats page, metrics,
+// liveness and readiness, and the rules and aliases in force. It reads the
+// proxy serving now through Serving alone.
+package admin
 
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/rules"
 )
+
+// Serving is what the endpoints read of the proxy serving now: the rules
+// it serves, the upstream it forwards to, and the aliases learned from its
+// traffic.
+type Serving interface {
+	Config() *rules.Config
+	// Upstream is the base URL requests are forwarded to.
+	Upstream() *url.URL
+	// Aliases returns the aliases learned so far that the rules do not
+	// declare, and whether aliases are learned at all.
+	Aliases() ([]learn.Proposal, bool)
+}
 
 // Admin is what the admin endpoints read and do. Its functions may be nil
 // where a feature is off; the endpoints then say so rather than fail.
@@ -17,7 +34,7 @@ type Admin struct {
 	// gathers nothing.
 	Gatherer prometheus.Gatherer
 	// Current returns the proxy serving now; it changes on reload.
-	Current func() *Proxy
+	Current func() Serving
 	// Reloads returns the outcome of the last reload.
 	Reloads func() ReloadStatus
 	// Reload re-reads the rule files and swaps them in if they are sound.
@@ -44,7 +61,7 @@ type Check struct {
 	Err  error
 }
 
-// AdminHandler serves the operator's endpoints. It belongs on its own
+// Handler serves the operator's endpoints. It belongs on its own
 // listener, never on the agent-facing one.
 //
 //	GET /          the stats page: per route, rejections, unmatched errors,
@@ -55,7 +72,7 @@ type Check struct {
 //	               ?verbose lists the checks, ?exclude=name skips one
 //	GET /rules     the rules in force, with their positions, as JSON
 //	GET /aliases   the aliases learned from traffic, as JSON
-func AdminHandler(a Admin) http.Handler {
+func Handler(a Admin) http.Handler {
 	if a.Gatherer == nil {
 		a.Gatherer = prometheus.Gatherers(nil)
 	}
@@ -88,7 +105,7 @@ func AdminHandler(a Admin) http.Handler {
 }
 
 // current is the proxy serving now, or nil.
-func (a Admin) current() *Proxy {
+func (a Admin) current() Serving {
 	if a.Current == nil {
 		return nil
 	}
@@ -97,13 +114,26 @@ func (a Admin) current() *Proxy {
 
 // aliases are the aliases the current proxy proposes, and whether it
 // learns any at all.
-func (a Admin) aliases() (list []Proposal, learning bool) {
+func (a Admin) aliases() (list []learn.Proposal, learning bool) {
 	p := a.current()
-	if p == nil || p.state == nil || p.state.learner == nil {
-		return []Proposal{}, false
+	if p == nil {
+		return []learn.Proposal{}, false
 	}
-	return p.state.learner.proposals(p.cfg), true
+	return p.Aliases()
 }
 
-// Config returns the rules the proxy serves.
-func (p *Proxy) Config() *rules.Config { return p.cfg }
+// upstream is the upstream of the proxy serving now, or "".
+func (a Admin) upstream() string {
+	if p := a.current(); p != nil && p.Upstream() != nil {
+		return p.Upstream().String()
+	}
+	return ""
+}
+
+// config is the rules the proxy serving now serves, or nil.
+func (a Admin) config() *rules.Config {
+	if p := a.current(); p != nil {
+		return p.Config()
+	}
+	return nil
+}

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/test/differential"
 )
@@ -119,7 +120,7 @@ func (j *judged) startOnce() error {
 	j.cancel, j.served = cancel, make(chan error, 1)
 	go func() {
 		j.served <- Serve(ctx, cfg, ServeOptions{
-			Options: Options{Upstream: upstream, UpstreamTimeout: differential.UpstreamTimeout},
+			Options: proxy.Options{Upstream: upstream, UpstreamTimeout: differential.UpstreamTimeout},
 			Listen:  "127.0.0.1:0", Admin: "127.0.0.1:0", DrainTimeout: time.Second,
 			Ready: func(listen, _ net.Addr) { ready <- listen.String() },
 		})

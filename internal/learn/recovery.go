@@ -1,0 +1,157 @@
+package learn
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// recovery measures how agents recover from rejections: per caller and
+// route, after a rejection, the calls made up to the next success, and the
+// rejections no success follows within a window. Callers live in a bounded
+// LRU; a sweeper counts the windows that lapse.
+type recovery struct {
+	window  time.Duration
+	metrics *metrics.Metrics
+	now     func() time.Time
+
+	pending atomic.Int64 // recoveries under way
+
+	mu      sync.Mutex
+	callers *callers[tracked]
+
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// tracked holds a caller's recoveries under way, by route name.
+type tracked map[string]*attempt
+
+// attempt is a recovery under way: the code of the rejection that began
+// it, when, and the calls made since.
+type attempt struct {
+	code  string
+	since time.Time
+	calls int
+}
+
+func newRecovery(cfg rules.Learn, m *metrics.Metrics) *recovery {
+	if cfg.Callers <= 0 {
+		return nil
+	}
+	window := cfg.RecoveryWindow
+	if window <= 0 {
+		window = rules.DefaultRecoveryWindow
+	}
+	r := &recovery{window: window, metrics: m, now: time.Now, stop: make(chan struct{})}
+	r.callers = newCallers(cfg.Callers, func(_ string, t *tracked) { r.lost(*t) })
+	r.done.Add(1)
+	go r.sweep(min(window/4, time.Minute))
+	return r
+}
+
+// rejected notes a rejection on route: the start of a recovery, or one
+// more call in one under way.
+func (r *recovery) rejected(caller, route, code string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.callers.touch(caller)
+	if a := (*t)[route]; a != nil {
+		a.calls++
+		return
+	}
+	if *t == nil {
+		*t = tracked{}
+	}
+	(*t)[route] = &attempt{code: code, since: r.now()}
+	r.pending.Add(1)
+}
+
+// called notes a call on route that neither succeeded nor was rejected by
+// a rule (a wrapped or failed answer): one more call in a recovery.
+func (r *recovery) called(caller, route string) {
+	if r.pending.Load() == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.callers.get(caller); ok {
+		if a := (*t)[route]; a != nil {
+			a.calls++
+		}
+	}
+}
+
+// succeeded ends the caller's recovery on route, if one is under way.
+func (r *recovery) succeeded(caller, route string) {
+	if r.pending.Load() == 0 {
+		return // the common case: nobody is recovering
+	}
+	r.mu.Lock()
+	t, ok := r.callers.get(caller)
+	if !ok {
+		r.mu.Unlock()
+		return
+	}
+	a := (*t)[route]
+	if a == nil {
+		r.mu.Unlock()
+		return
+	}
+	delete(*t, route)
+	r.pending.Add(-1)
+	r.mu.Unlock()
+	if r.now().Sub(a.since) > r.window {
+		r.metrics.Unrecovered(route, a.code)
+		return
+	}
+	r.metrics.Recovered(route, a.code, a.calls+1)
+}
+
+// lost counts a forgotten caller's recoveries under way as lost. r.mu is
+// held.
+func (r *recovery) lost(t tracked) {
+	for route, a := range t {
+		r.metrics.Unrecovered(route, a.code)
+		r.pending.Add(-1)
+	}
+}
+
+// sweep counts the recoveries whose window lapsed, every interval.
+func (r *recovery) sweep(interval time.Duration) {
+	defer r.done.Done()
+	tick := time.NewTicker(max(interval, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			r.expire()
+		}
+	}
+}
+
+func (r *recovery) expire() {
+	cutoff := r.now().Add(-r.window)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.callers.sweep(func(_ string, t *tracked) bool {
+		for route, a := range *t {
+			if a.since.Before(cutoff) {
+				r.metrics.Unrecovered(route, a.code)
+				delete(*t, route)
+				r.pending.Add(-1)
+			}
+		}
+		return len(*t) > 0
+	})
+}
+
+func (r *recovery) close() {
+	close(r.stop)
+	r.done.Wait()
+}

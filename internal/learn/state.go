@@ -1,0 +1,126 @@
+// Package learn holds what signpost learns of its callers across requests
+// and reloads: the aliases their corrections reveal, how they recover from
+// rejections, and the tokens of the bodies they were sent.
+package learn
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"net/textproto"
+	"sync"
+
+	"github.com/signpost-proxy/signpost/internal/httpwire"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// State is what outlives a reload of the rules: the aliases learned so far,
+// recoveries under way, and the worker counting body tokens. Serve makes
+// one and hands it to every Proxy it builds.
+type State struct {
+	callerHeader string // canonical, to index the header map directly
+	learner      *learner
+	recovery     *recovery
+	tokens       *tokenCounter
+	metrics      *metrics.Metrics
+	closing      sync.Once
+}
+
+// New makes the state for the caller tracking cfg describes. m may be nil
+// (nothing is counted) and so may log.
+func New(cfg rules.Learn, m *metrics.Metrics, log *slog.Logger) *State {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log)}
+	if m != nil {
+		s.tokens = newTokenCounter(m)
+		s.recovery = newRecovery(cfg, m)
+	}
+	return s
+}
+
+// Close stops the state's background work, counting what is queued. It
+// may be called more than once.
+func (s *State) Close() {
+	s.closing.Do(func() {
+		if s.tokens != nil {
+			s.tokens.close()
+		}
+		if s.recovery != nil {
+			s.recovery.close()
+		}
+	})
+}
+
+// Rejected notes a rejection e of a request to route, sent with header h
+// from remoteAddr, for alias learning and recovery tracking.
+func (s *State) Rejected(h http.Header, remoteAddr string, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
+	if s.learner == nil && s.recovery == nil {
+		return
+	}
+	caller := s.caller(h, remoteAddr)
+	if s.learner != nil {
+		s.learner.rejected(caller, route, req, e)
+	}
+	if s.recovery != nil {
+		s.recovery.rejected(caller, route.Name, e.Code)
+	}
+}
+
+// Succeeded notes a success on route, which ends a recovery and may
+// confirm an alias.
+func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, req *rewrite.Request) {
+	if (s.learner == nil || s.learner.waiting.Load() == 0) && (s.recovery == nil || s.recovery.pending.Load() == 0) {
+		return
+	}
+	caller := s.caller(h, remoteAddr)
+	if s.learner != nil {
+		s.learner.succeeded(caller, route, req)
+	}
+	if s.recovery != nil {
+		s.recovery.succeeded(caller, route.Name)
+	}
+}
+
+// Called notes an answer on route that was neither a success nor a
+// rejection: one more call in a recovery under way.
+func (s *State) Called(h http.Header, remoteAddr string, route *rules.Route) {
+	if r := s.recovery; r != nil && route != nil && r.pending.Load() > 0 {
+		r.called(s.caller(h, remoteAddr), route.Name)
+	}
+}
+
+// CountTokens has the tokens of an error body written for route counted,
+// off the request path; nothing when metrics are off.
+func (s *State) CountTokens(route string, body []byte) {
+	if s.tokens != nil {
+		s.tokens.observe(s.metrics, route, body)
+	}
+}
+
+// Proposals returns the aliases learned so far that cfg does not declare
+// yet, most frequent first, and whether aliases are learned at all.
+func (s *State) Proposals(cfg *rules.Config) ([]Proposal, bool) {
+	if s == nil || s.learner == nil {
+		return []Proposal{}, false
+	}
+	return s.learner.proposals(cfg), true
+}
+
+// caller identifies who sent a request: the configured header, else the
+// client address. Alias learning and recovery tracking share it.
+func (s *State) caller(h http.Header, remoteAddr string) string {
+	if s.callerHeader != "" {
+		if v := httpwire.FirstValue(h[s.callerHeader]); v != "" && len(v) <= 128 {
+			return "h:" + v
+		}
+	}
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	return "a:" + host
+}
