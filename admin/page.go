@@ -133,7 +133,7 @@ func (a Admin) pageData(now time.Time, refresh int) *pageData {
 	for _, c := range a.checks() {
 		pc := pageCheck{Name: c.Name, OK: c.Err == nil}
 		if c.Err != nil {
-			pc.Reason, d.Ready = oneLine(c.Err.Error()), false
+			pc.Reason, d.Ready = joinLines(c.Err.Error()), false
 		}
 		d.Checks = append(d.Checks, pc)
 	}
@@ -150,7 +150,7 @@ func (a Admin) pageData(now time.Time, refresh int) *pageData {
 	acc := map[string]*routeAcc{}
 	mfs, err := a.Gatherer.Gather()
 	if err != nil {
-		d.GatherErr = oneLine(err.Error())
+		d.GatherErr = joinLines(err.Error())
 	}
 	for _, mf := range mfs {
 		collect(acc, mf)

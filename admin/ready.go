@@ -41,7 +41,7 @@ func (a Admin) readyz(w http.ResponseWriter, r *http.Request) {
 			b.WriteString("[+]" + c.Name + " excluded: ok\n")
 		case c.Err != nil:
 			failed = true
-			b.WriteString("[-]" + c.Name + " failed: " + oneLine(c.Err.Error()) + "\n")
+			b.WriteString("[-]" + c.Name + " failed: " + joinLines(c.Err.Error()) + "\n")
 		default:
 			b.WriteString("[+]" + c.Name + " ok\n")
 		}
@@ -63,9 +63,9 @@ func (a Admin) readyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// oneLine joins the lines of a multi-line reason, such as a list of rule
+// joinLines joins the lines of a multi-line reason, such as a list of rule
 // problems, so that each check stays on one line.
-func oneLine(s string) string {
+func joinLines(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "no reason given"

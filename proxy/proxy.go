@@ -1,10 +1,13 @@
-// Package proxy serves signpost: a reverse proxy that streams successful
-// responses through untouched and replaces the upstream errors its rules
-// match with actionable bodies.
+// Package proxy is signpost's request pipeline: it routes a request to the
+// route the rules declare, forwards it, examines the upstream's error and
+// rewrites it into an actionable body, or passes the answer through.
+// Successful responses stream through untouched.
 //
-// It is built on httputil.ReverseProxy. The decision to buffer is taken when
-// the upstream's headers arrive: only an error status that some rule of the
-// matched route could concern is read, and only up to a bound.
+// A plain-http upstream is reached through internal/upstream's pool, and
+// anything else (https, upgrades, Expect) through httputil.ReverseProxy.
+// The decision to buffer is taken when the upstream's headers arrive: only
+// an error status that some rule of the matched route could concern is
+// read, and only up to a bound, charged to a process-wide budget.
 package proxy
 
 import (

@@ -124,7 +124,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	res.Body.Close()
 	body := raw
 	if !decodable {
-		return p.settle(res, ex, name, x, policy, raw, "undecodable encoding")
+		return p.answerUnmatched(res, ex, name, x, policy, raw, "undecodable encoding")
 	}
 	if decode != nil {
 		if body, err = decode(raw, limit, c); err != nil {
@@ -136,7 +136,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			case errors.Is(err, budget.ErrSpent):
 				what = "over the buffer budget once decoded"
 			}
-			return p.settle(res, ex, name, x, policy, raw, what)
+			return p.answerUnmatched(res, ex, name, x, policy, raw, what)
 		}
 	}
 	x.body = rules.Body{Raw: body}
@@ -150,7 +150,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 			return nil
 		}
 	}
-	return p.settle(res, ex, name, x, policy, raw, "no rule matched")
+	return p.answerUnmatched(res, ex, name, x, policy, raw, "no rule matched")
 }
 
 // minBodyWait is the least time an error body is given once its headers
@@ -167,10 +167,10 @@ func (p *Proxy) bodyWait(ex *exchange) time.Duration {
 	return max(p.bodyTimeout-time.Since(ex.start), minBodyWait)
 }
 
-// settle disposes of an error no rule matched once its body was read: the
-// raw bytes pass on, holding x's charge until they are sent, or a wrapped
-// body replaces them.
-func (p *Proxy) settle(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, raw []byte, why string) error {
+// answerUnmatched disposes of an error no rule matched once its body was
+// read: the raw bytes pass on, holding x's charge until they are sent, or
+// a wrapped body replaces them.
+func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, raw []byte, why string) error {
 	up := &x.upstream
 	if policy == rules.Passthrough {
 		res.Body = x.charge.KeepUntilClosed(newBytesBody(raw))

@@ -22,7 +22,7 @@ func BenchmarkMatchAndRewrite(b *testing.B) {
 		if rule == nil {
 			b.Fatal("no match")
 		}
-		if out := rewrite.ForMatch(rt, rule, up, &r, cfg.Limits).JSON(); len(out) == 0 {
+		if out := new(rewrite.Error).SetMatch(rt, rule, up, &r, cfg.Limits).JSON(); len(out) == 0 {
 			b.Fatal("empty body")
 		}
 	}

@@ -34,7 +34,7 @@ func TestBatchedFaultReadsTheSameWhicheverSideFoundIt(t *testing.T) {
 		rt, req := route(t, cfg, "PATCH", "/tickets/8841") // ticket_id breaks ^T-[0-9]+$
 		req.Body = []byte(`{"status":"OPEN"}`)
 		up := &rewrite.Upstream{Status: status, Header: http.Header{}, Body: &rules.Body{Raw: []byte(upBody)}}
-		d := decodeContract(t, rewrite.ForMatch(rt, rt.MatchError(status, up.Body), up, req, cfg.Limits).JSON())
+		d := decodeContract(t, new(rewrite.Error).SetMatch(rt, rt.MatchError(status, up.Body), up, req, cfg.Limits).JSON())
 		for _, e := range d.Errors {
 			if e.Field == "ticket_id" {
 				return e.Code, e.Message
@@ -74,7 +74,7 @@ routes:
 		}
 		rt := cfg.Routes[0]
 		up := &rewrite.Upstream{Status: 400, Header: http.Header{}, Body: &rules.Body{Raw: []byte(`{"error":"bad"}`)}}
-		e := rewrite.ForMatch(rt, rt.MatchError(400, up.Body), up, &rewrite.Request{Body: []byte(`{"priority":"high"}`)}, cfg.Limits)
+		e := new(rewrite.Error).SetMatch(rt, rt.MatchError(400, up.Body), up, &rewrite.Request{Body: []byte(`{"priority":"high"}`)}, cfg.Limits)
 		seen[string(e.JSON())] = true
 	}
 	if len(seen) > 1 {
@@ -135,7 +135,7 @@ func TestNullFillsNoCallArgument(t *testing.T) {
 	if rule == nil {
 		t.Fatal("no rule matched the 404")
 	}
-	b := rewrite.Matched(rule, up, req, cfg.Limits.Received).JSON()
+	b := new(rewrite.Error).SetMatch(rt, rule, up, req, cfg.Limits).JSON()
 	if d := decodeContract(t, b); d.NextCall != nil {
 		t.Errorf("next_call for a customer_id sent as null: %s", b)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzRewrite renders every body signpost writes about a request: checked
-// before the upstream (Before), a matched upstream error (ForMatch), or an
+// before the upstream (Before), a matched upstream error (SetMatch), or an
 // unmatched one (Wrap), in both formats, from fuzzed request values and
 // upstream answers on each route of testdata/rules.yaml. Every output must
 // be valid UTF-8 JSON with no raw invisible code point or angle bracket,
@@ -57,7 +57,7 @@ func FuzzRewrite(f *testing.F) {
 		var e *rewrite.Error
 		what := "Wrap"
 		if rule := rt.MatchError(status, up.Body); rule != nil {
-			e, what = rewrite.ForMatch(rt, rule, up, newRequest(), cfg.Limits), "ForMatch "+rule.Code
+			e, what = new(rewrite.Error).SetMatch(rt, rule, up, newRequest(), cfg.Limits), "SetMatch "+rule.Code
 		} else {
 			e = rewrite.Wrap(up)
 		}

@@ -109,7 +109,7 @@ func TestObjectEchoEscaped(t *testing.T) {
 	rt, req := route(t, cfg, "PATCH", "/tickets/T-1")
 	req.Body = []byte("{\"meta\":{\"k\\u202e\":[\"</tool_result>\",\"\u2028\",1]}}")
 	body := &rules.Body{Raw: []byte(`{"error":"Bad meta"}`)}
-	e := rewrite.Matched(rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, 64)
+	e := new(rewrite.Error).SetMatch(rt, rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, rules.Limits{Received: 64})
 	want := `{"k\u202e":["\u003c/tool_result\u003e","\u2028",1]}`
 	if string(e.Received) != want {
 		t.Errorf("received = %s, want %s", e.Received, want)

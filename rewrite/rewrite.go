@@ -241,15 +241,8 @@ type Upstream struct {
 	Body   *rules.Body // the decoded body; nil when it was not read
 }
 
-// Matched describes an upstream error that rule matched. maxReceived caps
-// an echoed string, in characters.
-func Matched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) *Error {
-	e := new(Error)
-	e.setMatched(rule, up, req, maxReceived)
-	return e
-}
-
-// setMatched sets e to Matched's answer.
+// setMatched sets e to the answer for an upstream error that rule
+// matched. maxReceived caps an echoed string, in characters.
 func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) {
 	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status)}
 	f := rule.Field
@@ -281,18 +274,14 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	}
 }
 
-// ForMatch is Matched, widened in the route's "after" mode: when the rule
-// names a field whose value breaks its own declared constraint, the answer
-// lists every other declared field at fault too, so that one corrected
-// call can succeed. Existence and business errors, whose field is well
-// formed, stay single.
-func ForMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
-	return new(Error).SetMatch(route, rule, up, req, lim)
-}
-
-// SetMatch sets e to ForMatch's answer and returns it, or returns a new
-// Error when the answer is a batch. A proxy that renders one error after
-// another can so keep one Error for them.
+// SetMatch sets e to the answer for an upstream error that rule of route
+// matched, and returns it, or returns a new Error when the answer is a
+// batch: in the route's "after" mode, when the rule names a field whose
+// value breaks its own declared constraint, the answer lists every other
+// declared field at fault too, so that one corrected call can succeed.
+// Existence and business errors, whose field is well formed, stay single.
+// A proxy that renders one error after another can so keep one Error for
+// them.
 func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
 	e.setMatched(rule, up, req, lim.Received)
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {

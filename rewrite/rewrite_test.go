@@ -152,7 +152,7 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 			if f.status == 0 {
 				e = rewrite.Before(rt, req, cfg.Limits)
 			} else if rule := rt.MatchError(f.status, up.Body); rule != nil {
-				e = rewrite.ForMatch(rt, rule, up, req, cfg.Limits)
+				e = new(rewrite.Error).SetMatch(rt, rule, up, req, cfg.Limits)
 			} else {
 				e = rewrite.Wrap(up)
 			}
@@ -199,7 +199,7 @@ func TestInvalidUTF8IsEscaped(t *testing.T) {
 	rt, req := route(t, cfg, "PATCH", "/tickets/T-1")
 	req.Body = []byte("{\"status\":\"O\xffP\xc3\"}")
 	body := &rules.Body{Raw: []byte(`{"error":"Invalid status"}`)}
-	got := rewrite.Matched(rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, 64).JSON()
+	got := new(rewrite.Error).SetMatch(rt, rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, rules.Limits{Received: 64}).JSON()
 	// gjson does not validate UTF-8 inside strings, so the raw bytes reach
 	// the rewrite; they must leave it as U+FFFD escapes.
 	want := `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"O\ufffdP\ufffd","retryable":false}`

@@ -12,7 +12,7 @@ import (
 func WriteField(bw *bufio.Writer, k, v string) {
 	bw.WriteString(k)
 	bw.WriteString(": ")
-	bw.WriteString(CleanValue(v))
+	bw.WriteString(cleanValue(v))
 	bw.WriteString("\r\n")
 }
 
@@ -20,16 +20,16 @@ func WriteField(bw *bufio.Writer, k, v string) {
 func AppendField(b []byte, k, v string) []byte {
 	b = append(b, k...)
 	b = append(b, ": "...)
-	b = append(b, CleanValue(v)...)
+	b = append(b, cleanValue(v)...)
 	return append(b, "\r\n"...)
 }
 
 // newlineToSpace turns the line breaks of a field value into spaces.
 var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
 
-// CleanValue returns v as a field may carry it: line breaks made spaces,
+// cleanValue returns v as a field may carry it: line breaks made spaces,
 // surrounding blanks trimmed, as net/http writes it.
-func CleanValue(v string) string {
+func cleanValue(v string) string {
 	if strings.ContainsAny(v, "\r\n") {
 		v = newlineToSpace.Replace(v)
 	}

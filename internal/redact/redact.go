@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// MaxLogged bounds the upstream body a log line carries.
-const MaxLogged = 2048
+// maxLogged bounds the upstream body a log line carries.
+const maxLogged = 2048
 
 // revealingHeaders name the software, framework, version, host or debug
 // handle behind the upstream. A rewritten or wrapped error drops them, and
@@ -118,24 +118,24 @@ func JSON(raw []byte) any {
 	return s
 }
 
-// clipWindow is how far past MaxLogged a body is masked before it is
+// clipWindow is how far past maxLogged a body is masked before it is
 // cut, so that a secret across the cut is masked whole.
 const clipWindow = 512
 
-// Clip returns b masked and cut to MaxLogged bytes, marked when
+// Clip returns b masked and cut to maxLogged bytes, marked when
 // cut. The text after the window's last separator is dropped first, so no
 // part of a secret the window cut in two is logged.
 func Clip(b []byte) string {
-	if len(b) <= MaxLogged {
+	if len(b) <= maxLogged {
 		return String(string(b))
 	}
-	w := b[:min(len(b), MaxLogged+clipWindow)]
+	w := b[:min(len(b), maxLogged+clipWindow)]
 	if i := bytes.LastIndexAny(w, " \t\r\n\",;&<>{}[]()"); i > 0 {
 		w = w[:i]
 	}
 	s := String(string(w))
-	if len(s) > MaxLogged {
-		s = s[:MaxLogged]
+	if len(s) > maxLogged {
+		s = s[:maxLogged]
 	}
 	return s + "…[+" + strconv.Itoa(len(b)-len(s)) + " bytes]"
 }

@@ -46,19 +46,19 @@ func TestRedactJSONStaysJSON(t *testing.T) {
 	}
 }
 
-// TestClipRedacted checks the cut: at most MaxLogged bytes plus the
+// TestClipRedacted checks the cut: at most maxLogged bytes plus the
 // marker, and a secret across the cut never logged in part.
 func TestClipRedacted(t *testing.T) {
 	key := "AKIAIOSFODNN7EXAMPLE"
-	for _, at := range []int{MaxLogged - 30, MaxLogged - 10, MaxLogged - 4, MaxLogged, MaxLogged + clipWindow - 8} {
+	for _, at := range []int{maxLogged - 30, maxLogged - 10, maxLogged - 4, maxLogged, maxLogged + clipWindow - 8} {
 		b := []byte(strings.Repeat("x", at) + " " + key + " " + strings.Repeat("y", 4000))
 		got := Clip(b)
 		if strings.Contains(got, "IOSF") || strings.Contains(got, "EXAMPLE") {
 			t.Errorf("key at %d: logged in part: …%q", at, got[max(0, len(got)-80):])
 		}
 		body, _, ok := strings.Cut(got, "…[+")
-		if !ok || len(body) > MaxLogged {
-			t.Errorf("key at %d: %d bytes before the marker (found %v), want at most %d", at, len(body), ok, MaxLogged)
+		if !ok || len(body) > maxLogged {
+			t.Errorf("key at %d: %d bytes before the marker (found %v), want at most %d", at, len(body), ok, maxLogged)
 		}
 	}
 	if got := Clip([]byte("short AKIAIOSFODNN7EXAMPLE")); got != "short AKIA[masked]" {
