@@ -26,8 +26,9 @@ func decodeContract(t *testing.T, b []byte) contractBody {
 
 // TestBatchedFaultReadsTheSameWhicheverSideFoundIt: a malformed ticket_id in
 // a batch reads the same whether the upstream's 400 named another field or
-// its 404 named this one, as the README's "Every fault at once" says; a rule
-// with a message of its own lends neither code nor message to the batch.
+// its 404 named this one, as docs/response-contract.md's "Every fault at once"
+// says; a rule with a message of its own lends neither code nor message to
+// the batch.
 func TestBatchedFaultReadsTheSameWhicheverSideFoundIt(t *testing.T) {
 	cfg := loadRules(t)
 	entryFor := func(status int, upBody string) (string, string) {
@@ -84,8 +85,8 @@ routes:
 
 // TestWrapQuotesNoClassNameOrGroupedNumber: an exception's class name, a
 // token of 16 characters or more with a digit in any script, and a card
-// number written in groups stay out of upstream_message, as the README's
-// "Errors no rule explains" says.
+// number written in groups stay out of upstream_message, as
+// docs/response-contract.md's "Errors no rule explains" says.
 func TestWrapQuotesNoClassNameOrGroupedNumber(t *testing.T) {
 	for _, s := range []string{
 		"NumberFormatException: For input string",

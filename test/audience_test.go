@@ -112,9 +112,9 @@ func TestTwoAudiences(t *testing.T) {
 
 // TestBrokenErrorBodyWrapped sends an error page with a stack trace that
 // breaks off: the upstream resets the connection mid-body, or stalls past
-// --upstream-timeout. Under the default wrap policy the README promises
-// that an error no rule matches gets signpost's own body, and that when
-// signpost cannot get an answer it answers itself, never with an empty
+// --upstream-timeout. Under the default wrap policy, docs/response-contract.md
+// promises that an error no rule matches gets signpost's own body, and that
+// when signpost cannot get an answer it answers itself, never with an empty
 // body: so the agent must get a structured answer (the 500 wrapped as
 // upstream_failed, or a 502), soon, and no byte of the trace.
 func TestBrokenErrorBodyWrapped(t *testing.T) {

@@ -36,7 +36,7 @@ func petStore() http.Handler {
 	return mux
 }
 
-// TestAuthoringWorkflow follows the README's authoring guide as an author
+// TestAuthoringWorkflow follows docs/authoring.md's guide as an author
 // would: import an OpenAPI spec, add error rules, check them, test them,
 // then serve them in front of the real API and see the rewritten errors.
 func TestAuthoringWorkflow(t *testing.T) {

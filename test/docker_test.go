@@ -28,9 +28,54 @@ const (
 	stateTimeout   = 30 * time.Second
 )
 
-// composeFile is the Compose project the README documents, relative to the
-// module root.
+// composeFile is the Compose project docs/sidecar.md documents, relative to
+// the module root.
 const composeFile = "deploy/compose/docker-compose.yml"
+
+// sidecarPage is the page that shows composeFile, relative to the module
+// root.
+const sidecarPage = "docs/sidecar.md"
+
+// TestComposeFileInDocs checks that the Compose project sidecarPage shows is
+// composeFile byte for byte: of the page's YAML blocks, exactly one declares
+// services, and it is the file. It needs no Docker.
+func TestComposeFileInDocs(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile(filepath.Join("..", composeFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join("..", sidecarPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, b := range fencedBlocks(string(page), "yaml") {
+		if strings.HasPrefix(b, "services:\n") || strings.Contains(b, "\nservices:\n") {
+			shown = append(shown, b)
+		}
+	}
+	if len(shown) != 1 {
+		t.Fatalf("%s has %d YAML blocks that declare services; want exactly one, %s whole", sidecarPage, len(shown), composeFile)
+	}
+	if shown[0] == string(want) {
+		return
+	}
+	got, wantLines := strings.Split(shown[0], "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(got), len(wantLines)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if g != w {
+			t.Fatalf("%s shows %s otherwise than it is; from line %d of the file:\n  page: %q\n  file: %q\ncopy the file into the page whole", sidecarPage, composeFile, i+1, g, w)
+		}
+	}
+	t.Fatalf("%s shows %s with other line ends than the file's", sidecarPage, composeFile)
+}
 
 // TestDockerSidecar builds the images with deploy/build.sh, brings up the
 // Compose project under a name of its own, and checks through the published

@@ -118,9 +118,10 @@ func TestRequestID(t *testing.T) {
 
 // TestRequestIDUpstreamOwn puts signpost in front of an upstream that
 // answers with an X-Request-Id of its own instead of the one it was sent.
-// The README's contract: every response carries the caller's sane id (else
-// a new one), the same id the upstream got and the log line holds; so an
-// operator given the id from an agent's answer finds signpost's line.
+// docs/response-contract.md's contract: every response carries the
+// caller's sane id (else a new one), the same id the upstream got and the
+// log line holds; so an operator given the id from an agent's answer finds
+// signpost's line.
 func TestRequestIDUpstreamOwn(t *testing.T) {
 	t.Parallel()
 	up := cannedUpstream(t, map[string]canned{

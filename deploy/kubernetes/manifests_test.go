@@ -1,7 +1,7 @@
 // Package kubernetes tests the manifests beside it: each is decoded strictly
 // into the Kubernetes API types, so that a misspelt or misplaced field is an
 // error here rather than something the API server drops, and the sidecar,
-// probe, port and security facts the README states are checked. It is a
+// probe, port and security facts docs/sidecar.md states are checked. It is a
 // module of its own so that k8s.io/api stays out of signpost's.
 package kubernetes
 

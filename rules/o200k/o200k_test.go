@@ -11,12 +11,18 @@ import (
 )
 
 // TestCountAgreesWithTiktoken counts a corpus of real and generated text
-// with the embedded table and with tiktoken-go's o200k_base.
+// (the example rule files, README.md and every page of docs/) with the
+// embedded table and with tiktoken-go's o200k_base.
 func TestCountAgreesWithTiktoken(t *testing.T) {
 	ref := codec.NewO200kBase()
 	var corpus []string
 	files, _ := filepath.Glob("../../configs/*.yaml")
+	docs, _ := filepath.Glob("../../docs/*.md")
+	if len(docs) == 0 {
+		t.Fatal("no ../../docs/*.md: the corpus would lose the documentation's text")
+	}
 	files = append(files, "../../README.md")
+	files = append(files, docs...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
