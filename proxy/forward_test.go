@@ -724,7 +724,8 @@ func TestGeneralPathCutsABrokenUpstreamBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	for server, addr := range map[string]string{"front": serveOnFront(t, p), "net/http": serveOnNetHTTP(t, p)} {
+	onFront, onNetHTTP := servedBy(t, p)
+	for server, addr := range map[string]string{"front": onFront, "net/http": onNetHTTP} {
 		t.Run(server, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -821,29 +822,25 @@ func TestRequestURI(t *testing.T) {
 	}
 }
 
-// serveOnFront serves h on signpost's front over loopback and returns its
-// address.
-func serveOnFront(t *testing.T, h http.Handler) string {
+// servedBy returns the addresses at which signpost's front and net/http's
+// server serve h over loopback, each until the test ends.
+func servedBy(t *testing.T, h http.Handler) (onFront, onNetHTTP string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := front.New(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)})
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	return ln.Addr().String()
+	quiet := log.New(io.Discard, "", 0)
+	f := front.New(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: quiet})
+	s := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: quiet}
+	return onLoopback(t, f.Serve, f.Close), onLoopback(t, s.Serve, s.Close)
 }
 
-// serveOnNetHTTP serves h on a plain net/http server over loopback.
-func serveOnNetHTTP(t *testing.T, h http.Handler) string {
+// onLoopback runs serve on a loopback listener and returns its address;
+// stop ends it with the test.
+func onLoopback(t *testing.T, serve func(net.Listener) error, stop func() error) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
+	go serve(ln)
+	t.Cleanup(func() { stop() })
 	return ln.Addr().String()
 }

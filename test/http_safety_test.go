@@ -51,6 +51,22 @@ func scriptedUpstream(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) st
 	return "http://" + ln.Addr().String()
 }
 
+// respondingUpstream answers each request of each connection with the raw
+// bytes respond returns for it, given its body read whole.
+func respondingUpstream(t *testing.T, respond func(req *http.Request, body []byte) string) string {
+	t.Helper()
+	return scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			body, _ := io.ReadAll(req.Body)
+			io.WriteString(c, respond(req, body))
+		}
+	})
+}
+
 // answer is a complete upstream answer with a plain-text body.
 func answer(status int, body string) string {
 	return fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
@@ -289,16 +305,9 @@ func TestAnIdempotentRequestIsSentAgainOnAFreshConnection(t *testing.T) {
 // a 200 that nobody wrote.
 func TestACallerThatHalfClosesGetsAnAnswerSomebodyWrote(t *testing.T) {
 	t.Parallel()
-	up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
-			time.Sleep(200 * time.Millisecond)
-			io.WriteString(c, answer(200, "slow"))
-		}
+	up := respondingUpstream(t, func(*http.Request, []byte) string {
+		time.Sleep(200 * time.Millisecond)
+		return answer(200, "slow")
 	})
 	sp := startSignpost(t, ticketsConfig, up)
 	for _, raw := range []string{
@@ -430,14 +439,9 @@ func TestAHandedOffConnectionIsShutBeforeItCloses(t *testing.T) {
 func TestTheAsteriskFormIsForOptionsAlone(t *testing.T) {
 	t.Parallel()
 	var seen atomic.Int32
-	up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			if _, err := http.ReadRequest(br); err != nil {
-				return
-			}
-			seen.Add(1)
-			io.WriteString(c, answer(200, "forwarded"))
-		}
+	up := respondingUpstream(t, func(*http.Request, []byte) string {
+		seen.Add(1)
+		return answer(200, "forwarded")
 	})
 	sp := startSignpost(t, ticketsConfig, up)
 	c, br := dialSignpost(t, sp)
@@ -463,15 +467,8 @@ func TestTheAsteriskFormIsForOptionsAlone(t *testing.T) {
 // RFC 9112 section 2.2 asks and net/http does.
 func TestAStrayCRLFAfterAPostIsIgnored(t *testing.T) {
 	t.Parallel()
-	up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			b, _ := io.ReadAll(req.Body)
-			io.WriteString(c, answer(200, req.Method+" "+req.URL.Path+" "+string(b)))
-		}
+	up := respondingUpstream(t, func(req *http.Request, body []byte) string {
+		return answer(200, req.Method+" "+req.URL.Path+" "+string(body))
 	})
 	sp := startSignpost(t, ticketsConfig, up)
 	c, br := dialSignpost(t, sp)
@@ -493,18 +490,11 @@ func TestAStrayCRLFAfterAPostIsIgnored(t *testing.T) {
 // caller's connection serves its next request.
 func TestAnUpstreamStatusBelow100IsA502(t *testing.T) {
 	t.Parallel()
-	up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			if req.URL.Path == "/odd" {
-				io.WriteString(c, "HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n")
-				continue
-			}
-			io.WriteString(c, answer(200, "fine"))
+	up := respondingUpstream(t, func(req *http.Request, _ []byte) string {
+		if req.URL.Path == "/odd" {
+			return "HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n"
 		}
+		return answer(200, "fine")
 	})
 	sp := startSignpost(t, ticketsConfig, up)
 	c, br := dialSignpost(t, sp)
@@ -532,18 +522,11 @@ func TestHTTP10WithTransferEncodingIsRefused(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
-	up := scriptedUpstream(t, func(c net.Conn, br *bufio.Reader) {
-		for {
-			req, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, req.Body)
-			mu.Lock()
-			seen = append(seen, req.Method+" "+req.URL.Path)
-			mu.Unlock()
-			io.WriteString(c, answer(200, "ok"))
-		}
+	up := respondingUpstream(t, func(req *http.Request, _ []byte) string {
+		mu.Lock()
+		seen = append(seen, req.Method+" "+req.URL.Path)
+		mu.Unlock()
+		return answer(200, "ok")
 	})
 	sp := startSignpost(t, ticketsConfig, up)
 	const smuggled = "GET /smuggled HTTP/1.1\r\nHost: api\r\n\r\n"
