@@ -884,28 +884,12 @@ func templateVars(tpl string) []string {
 // mux tells apart by their patterns (/events/{id:[0-9]+} and
 // /events/{slug:[a-z-]+}) do not.
 func templateShape(tpl string) string {
-	var b strings.Builder
-	depth, start := 0, 0
-	for i := 0; i < len(tpl); i++ {
-		switch c := tpl[i]; {
-		case c == '{':
-			if depth == 0 {
-				start = i + 1
-			}
-			depth++
-		case c == '}':
-			if depth--; depth == 0 {
-				_, pattern, _ := strings.Cut(tpl[start:i], ":")
-				if pattern == "[^/]+" {
-					pattern = "" // mux's own, written out
-				}
-				b.WriteString("{" + pattern + "}")
-			}
-		case depth == 0:
-			b.WriteByte(c)
+	return fillTemplate(tpl, func(_, pattern string) string {
+		if pattern == "[^/]+" {
+			pattern = "" // mux's own, written out
 		}
-	}
-	return b.String()
+		return "{" + pattern + "}"
+	})
 }
 
 func checkTemplate(s string) error {

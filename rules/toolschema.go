@@ -235,12 +235,12 @@ func (f *Field) property() *Property {
 // arguments' patterns state: /events/{event_id:[0-9]+} becomes
 // /events/{event_id}.
 func plainTemplate(tpl string) string {
-	return fillTemplate(tpl, func(name string) string { return "{" + name + "}" })
+	return fillTemplate(tpl, func(name, _ string) string { return "{" + name + "}" })
 }
 
 // fillTemplate replaces each variable of a mux path template with what
-// fill returns for its name.
-func fillTemplate(tpl string, fill func(name string) string) string {
+// fill returns for its name and pattern ("" when it has none).
+func fillTemplate(tpl string, fill func(name, pattern string) string) string {
 	var b strings.Builder
 	depth, start := 0, 0
 	for i := 0; i < len(tpl); i++ {
@@ -252,8 +252,8 @@ func fillTemplate(tpl string, fill func(name string) string) string {
 			depth++
 		case c == '}':
 			if depth--; depth == 0 {
-				name, _, _ := strings.Cut(tpl[start:i], ":")
-				b.WriteString(fill(strings.TrimSpace(name)))
+				name, pattern, _ := strings.Cut(tpl[start:i], ":")
+				b.WriteString(fill(strings.TrimSpace(name), pattern))
 			}
 		case depth == 0:
 			b.WriteByte(c)
@@ -286,7 +286,7 @@ func (r *Route) PathVariables() []PathVariable {
 // escaped for a URL path: /tickets/{ticket_id} with ticket_id T-8841 is
 // /tickets/T-8841. A variable values lacks is left empty.
 func (r *Route) ExpandPath(values map[string]string) string {
-	return fillTemplate(r.Path, func(name string) string { return values[name] })
+	return fillTemplate(r.Path, func(name, _ string) string { return values[name] })
 }
 
 // templateVar is a variable of a path template: its name, trimmed, as
