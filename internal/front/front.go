@@ -363,13 +363,6 @@ func (c *frontConn) serve() {
 		}
 		s.forget(c)
 	}()
-	// The collector shrinks a goroutine's stack to half when less than a
-	// quarter of it is in use, as it is while the connection waits for
-	// its next request; a request whose answer is rewritten then grows it
-	// back, copying it, once after every collection. Holding a few KiB in
-	// this frame keeps the stack a rewrite needs.
-	var hold stackHold
-	hold.keep()
 	for first := true; ; first = false {
 		if c.br.Buffered() < 4 && !first {
 			// Wait for the next request as an idle connection, which
@@ -409,14 +402,6 @@ func (c *frontConn) serve() {
 		}
 	}
 }
-
-// stackHold is stack space held for the life of a connection's goroutine.
-type stackHold [3 << 10]byte
-
-// keep touches h, so that the compiler keeps it on the stack.
-//
-//go:noinline
-func (h *stackHold) keep() { h[0] = 1 }
 
 // setReadDeadline sets the connection's read deadline to d, unless it is
 // d already: setting one costs a timer update.
