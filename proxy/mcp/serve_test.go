@@ -49,7 +49,7 @@ type mcpServer struct {
 
 // serve runs Serve on the rule file config, over stdio pipes, until the
 // test ends, and connects a client to it.
-func serve(t *testing.T, config string) *mcpServer {
+func serve(t testing.TB, config string) *mcpServer {
 	t.Helper()
 	s := &mcpServer{api: &counting{h: ticketapi.New().Handler()}, changed: make(chan struct{}, 8)}
 	s.upstream = httptest.NewServer(s.api)
