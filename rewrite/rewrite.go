@@ -380,23 +380,13 @@ const maxRetryAfter = 86400
 // check a route's fields.
 func TooLarge(limit int64) *Error {
 	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_body_too_large",
-		Message: "the request body is over " + sizeText(limit) + ", the most signpost reads to check its fields; send a smaller body"}
+		Message: "the request body is over " + rules.SizeText(limit) + ", the most signpost reads to check its fields; send a smaller body"}
 }
 
 // Overloaded describes signpost at its bound of concurrent requests.
 func Overloaded(limit int) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", Retryable: true, RetryAfter: 1,
 		Message: "signpost is serving its limit of " + strconv.Itoa(limit) + " requests at once; repeat the call in a second"}
-}
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // Failure describes signpost's own failure to get an answer from the

@@ -53,7 +53,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read the rule file: %v", pathErr(err))
 	}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("the rule file is larger than %d MiB; split large value sets out of it", MaxFileSize>>20)
+		return nil, fmt.Errorf("the rule file is larger than %s; split large value sets out of it", SizeText(MaxFileSize))
 	}
 	return data, nil
 }
@@ -599,17 +599,12 @@ func (l *loader) integer(n *yaml.Node, path string, lo, hi int64, example string
 	return 0, false
 }
 
-var sizeUnits = []struct {
-	suffix string
-	mult   int64
-}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"B", 1}}
-
-// size reads a byte count written as a whole number or with a unit:
-// 65536, 64KiB, 1MiB.
+// size reads a byte count: a YAML integer (65536, 0x10000, 65_536), or
+// text ParseSize reads (64KiB, 1 MiB).
 func (l *loader) size(n *yaml.Node, path string, lo, hi int64, example string) int64 {
 	n = l.deref(n)
 	outOfRange := func() int64 {
-		l.errorf(n, path, "%s is out of range; must be from %s to %s, e.g. %s", n.Value, bytesText(lo), bytesText(hi), example)
+		l.errorf(n, path, "%s is out of range; must be from %s to %s, e.g. %s", n.Value, SizeText(lo), SizeText(hi), example)
 		return 0
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
@@ -625,32 +620,19 @@ func (l *loader) size(n *yaml.Node, path string, lo, hi int64, example string) i
 		}
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		s := strings.TrimSpace(n.Value)
-		for _, u := range sizeUnits {
-			if num, ok := strings.CutSuffix(s, u.suffix); ok {
-				v, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
-				if err != nil && !errors.Is(err, strconv.ErrRange) {
-					break
-				}
-				if err != nil || v < 0 || v > hi/u.mult || v*u.mult < lo || v*u.mult > hi {
-					return outOfRange()
-				}
-				return v * u.mult
-			}
+		v, err := ParseSize(n.Value)
+		switch {
+		case errors.Is(err, ErrSizeRange):
+			return outOfRange()
+		case err != nil:
+		case v < lo || v > hi:
+			return outOfRange()
+		default:
+			return v
 		}
 	}
-	l.errorf(n, path, "must be a size in bytes, e.g. %s or 65536, with an optional unit B, KB, MB, KiB, MiB or GiB; found %s", example, describe(n))
+	l.errorf(n, path, "%s; found %s", SizeRule(example), describe(n))
 	return 0
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + "MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + "KiB"
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 func (l *loader) upstream(n *yaml.Node, path string) *url.URL {

@@ -132,7 +132,7 @@ func readSpec(spec string) (name string, data []byte, err error) {
 		return name, nil, fmt.Errorf("cannot read the spec: %v", specPathErr(err))
 	}
 	if len(data) > maxSpecSize {
-		return name, nil, fmt.Errorf("cannot read the spec: it is larger than %d MiB", maxSpecSize>>20)
+		return name, nil, fmt.Errorf("cannot read the spec: it is larger than %s", rules.SizeText(maxSpecSize))
 	}
 	return name, data, nil
 }

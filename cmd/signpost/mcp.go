@@ -64,7 +64,7 @@ Flags:
 		fmt.Fprintf(stderr, "signpost mcp: --max-concurrent %d: must be 0 (no bound) or more, e.g. 512\n", *maxConcurrent)
 		return exitUsage
 	}
-	if problem := checkBufferBudget(*budget); problem != "" {
+	if problem := checkBufferBudget(budget); problem != "" {
 		fmt.Fprintln(stderr, "signpost mcp: "+problem)
 		return exitUsage
 	}
@@ -109,7 +109,7 @@ Flags:
 	p.Admin = *admin
 	p.UpstreamTimeout, p.DialTimeout, p.DrainTimeout = *timeout, *dial, *drain
 	p.MaxConcurrent, p.AccessLog, p.Log = *maxConcurrent, *accessLog, log
-	p.BufferBudget = int64(*budget)
+	p.BufferBudget = budget.n
 	path := *config
 	p.Load = func() (*rules.Config, error) { return rules.Load(path) }
 	p.Watch = *watch

@@ -29,7 +29,7 @@ func TestMCPCommandLine(t *testing.T) {
 			[]string{"--upstream-dial-timeout 0s: must be a positive duration, e.g. --upstream-dial-timeout 5s"}},
 		{"a negative bound", []string{"mcp", "--config", noUpstream, "--max-concurrent", "-1"}, []string{"--max-concurrent -1: must be 0 (no bound) or more"}},
 		{"a budget under one error body", []string{"mcp", "--config", noUpstream, "--buffer-budget", "1KiB"},
-			[]string{"signpost mcp: --buffer-budget 1KiB: must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"}},
+			[]string{"signpost mcp: --buffer-budget 1KiB: must be at least 64 KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"}},
 		{"a budget that is no size", []string{"mcp", "--config", noUpstream, "--buffer-budget", "lots"}, []string{`invalid value "lots" for flag -buffer-budget: must be a size in bytes, e.g. 64MiB`}},
 		{"help", []string{"mcp", "-h"}, []string{"Usage: signpost mcp --config FILE [--listen ADDR] [flags]", "-listen", "-admin", "-watch", "-drain-timeout", "-buffer-budget"}},
 	} {

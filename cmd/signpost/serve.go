@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -76,7 +73,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, server.DefaultMaxHeaderBytes)
 		return exitUsage
 	}
-	if problem := checkBufferBudget(*budget); problem != "" {
+	if problem := checkBufferBudget(budget); problem != "" {
 		fmt.Fprintln(stderr, "signpost serve: "+problem)
 		return exitUsage
 	}
@@ -130,7 +127,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.MaxConcurrent, opts.AccessLog = *maxConcurrent, *accessLog
-	opts.BufferBudget = int64(*budget)
+	opts.BufferBudget = budget.n
 	opts.Log = log
 	// The same checks as at start, on every reload: a file that loads but
 	// names no upstream, with none on the command line, is refused there.
@@ -173,52 +170,43 @@ const minBufferBudget = 64 << 10
 
 // bufferBudgetFlag defines --buffer-budget on fs, as serve and mcp take it.
 func bufferBudgetFlag(fs *flag.FlagSet) *byteSize {
-	b := byteSize(budget.Default)
-	fs.Var(&b, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
-	return &b
+	b := &byteSize{n: budget.Default}
+	fs.Var(b, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
+	return b
 }
 
 // checkBufferBudget says what is wrong with a --buffer-budget, or "".
-func checkBufferBudget(b byteSize) string {
-	if b < minBufferBudget {
-		return "--buffer-budget " + b.String() + ": must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"
+func checkBufferBudget(b *byteSize) string {
+	if b.n < minBufferBudget {
+		return "--buffer-budget " + b.String() + ": must be at least " + rules.SizeText(minBufferBudget) + ", the default limits.error_body, e.g. --buffer-budget 64MiB"
 	}
 	return ""
 }
 
-// byteSize is a flag holding a size in bytes, written as a rule file's
-// limits are: 67108864, 64MiB, 512KiB.
-type byteSize int64
+// byteSize is a flag holding a size in bytes, read as a rule file's limits
+// are: 67108864, 64MiB, 512KiB.
+type byteSize struct {
+	n    int64
+	text string // as given on the command line; "" for the default
+}
 
-var byteUnits = []struct {
-	suffix string
-	mult   int64
-}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"GB", 1000_000_000}, {"B", 1}}
-
+// String is the size as given, so that a message names what was typed.
 func (b *byteSize) String() string {
-	switch n := int64(*b); {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + "MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + "KiB"
-	default:
-		return strconv.FormatInt(n, 10)
+	if b.text != "" {
+		return b.text
 	}
+	return rules.SizeText(b.n)
 }
 
 func (b *byteSize) Set(v string) error {
-	s, mult := strings.TrimSpace(v), int64(1)
-	for _, u := range byteUnits {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = strings.TrimSpace(num), u.mult
-			break
-		}
+	n, err := rules.ParseSize(v)
+	if errors.Is(err, rules.ErrSizeRange) {
+		return errors.New("is larger than any size signpost counts, e.g. 64MiB")
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return errors.New("must be a size in bytes, e.g. 64MiB or 67108864, with an optional unit B, KB, MB, GB, KiB, MiB or GiB")
+	if err != nil {
+		return errors.New(rules.SizeRule("64MiB"))
 	}
-	*b = byteSize(n * mult)
+	b.n, b.text = n, v
 	return nil
 }
 

@@ -18,7 +18,7 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"--write-timeout", "-5s"}, "--write-timeout -5s: must be 0 (no limit) or a positive duration"},
 		{[]string{"--read-timeout", "-1ns"}, "--read-timeout -1ns: must be 0 (no limit) or a positive duration"},
 		{[]string{"--max-header-bytes", "100"}, "--max-header-bytes 100: must be at least 4096, e.g. --max-header-bytes 1048576"},
-		{[]string{"--buffer-budget", "1KiB"}, "--buffer-budget 1KiB: must be at least 64KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"},
+		{[]string{"--buffer-budget", "1KiB"}, "--buffer-budget 1KiB: must be at least 64 KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"},
 		{[]string{"--buffer-budget", "lots"}, `invalid value "lots" for flag -buffer-budget: must be a size in bytes, e.g. 64MiB`},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
@@ -37,32 +37,33 @@ func TestServeLimitFlags(t *testing.T) {
 	}
 }
 
-// TestByteSize: --buffer-budget reads sizes as a rule file's limits do.
+// TestByteSize: --buffer-budget reads sizes as a rule file's limits do,
+// and names a size as it was given.
 func TestByteSize(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want int64
-		ok   bool
+		err  string
 	}{
-		{"67108864", 64 << 20, true},
-		{"64MiB", 64 << 20, true},
-		{" 512 KiB ", 512 << 10, true},
-		{"2GiB", 2 << 30, true},
-		{"100MB", 100_000_000, true},
-		{"64B", 64, true},
-		{"", 0, false},
-		{"-1MiB", 0, false},
-		{"1.5MiB", 0, false},
-		{"64mib", 0, false},
-		{"9999999999GiB", 0, false},
+		{"67108864", 64 << 20, ""},
+		{"64MiB", 64 << 20, ""},
+		{" 512 KiB ", 512 << 10, ""},
+		{"100MB", 100_000_000, ""},
+		{"2GB", 2_000_000_000, ""},
+		{"lots", 0, "must be a size in bytes, e.g. 64MiB or 65536, with an optional unit B, KB, MB, GB, KiB, MiB or GiB"},
+		{"1.5MiB", 0, "must be a size in bytes"},
+		{"9999999999GiB", 0, "is larger than any size signpost counts, e.g. 64MiB"},
 	} {
 		var b byteSize
 		err := b.Set(tc.in)
-		if (err == nil) != tc.ok || tc.ok && int64(b) != tc.want {
-			t.Errorf("Set(%q) = %d, %v; want %d, ok %v", tc.in, int64(b), err, tc.want, tc.ok)
+		switch {
+		case tc.err == "" && (err != nil || b.n != tc.want || b.String() != tc.in):
+			t.Errorf("Set(%q) = %d (%q), %v; want %d", tc.in, b.n, b.String(), err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Set(%q): %v; want %q", tc.in, err, tc.err)
 		}
 	}
-	if b := byteSize(64 << 20); b.String() != "64MiB" {
-		t.Errorf("String() = %q, want 64MiB", b.String())
+	if b := (byteSize{n: 64 << 20}); b.String() != "64 MiB" {
+		t.Errorf("the default's String() = %q, want 64 MiB", b.String())
 	}
 }

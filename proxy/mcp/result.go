@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
 )
 
@@ -111,7 +112,7 @@ func unreadable(res *http.Response, why string) *rewrite.Error {
 
 // tooLarge describes an answer over the bound a result carries.
 func tooLarge(res *http.Response, max int64) *rewrite.Error {
-	msg := fmt.Sprintf("the answer (%d %s) is over %s, more than a tool result carries", res.StatusCode, http.StatusText(res.StatusCode), sizeText(max))
+	msg := fmt.Sprintf("the answer (%d %s) is over %s, more than a tool result carries", res.StatusCode, http.StatusText(res.StatusCode), rules.SizeText(max))
 	if res.StatusCode < http.StatusBadRequest {
 		msg += "; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it"
 	}
@@ -124,14 +125,4 @@ func errorResult(e *rewrite.Error) *sdk.CallToolResult {
 	text, _ := Text(body)
 	return &sdk.CallToolResult{IsError: true, StructuredContent: json.RawMessage(body),
 		Content: []sdk.Content{&sdk.TextContent{Text: text}}}
-}
-
-func sizeText(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	}
-	if n >= 1<<10 && n%(1<<10) == 0 {
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
 }
