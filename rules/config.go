@@ -148,6 +148,17 @@ type Route struct {
 // Pos is a position in a rule file.
 type Pos struct{ Line, Column int }
 
+// Route returns the route called name, or nil: what a tool call, an
+// explain or a learned alias names a route by.
+func (c *Config) Route(name string) *Route {
+	for _, r := range c.Routes {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
 // Field returns the declared field called name, or nil.
 func (r *Route) Field(name string) *Field {
 	for _, f := range r.Fields {

@@ -313,13 +313,11 @@ func TestToolSchemaAgreesWithProxy(t *testing.T) {
 
 func routeNamed(t *testing.T, cfg *rules.Config, name string) *rules.Route {
 	t.Helper()
-	for _, r := range cfg.Routes {
-		if r.Name == name {
-			return r
-		}
+	r := cfg.Route(name)
+	if r == nil {
+		t.Fatalf("no route %s", name)
 	}
-	t.Fatalf("no route %s", name)
-	return nil
+	return r
 }
 
 // TestToolSchemaNeverMoreLenient tries many values on every field of

@@ -75,12 +75,7 @@ func explain(args []string, stdout, stderr io.Writer) int {
 		return usage("--request-header " + err.Error())
 	}
 	if *routeName != "" {
-		var r *rules.Route
-		for _, x := range cfg.Routes {
-			if x.Name == *routeName {
-				r = x
-			}
-		}
+		r := cfg.Route(*routeName)
 		if r == nil {
 			names := make([]string, len(cfg.Routes))
 			for i, x := range cfg.Routes {

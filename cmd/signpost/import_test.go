@@ -180,7 +180,7 @@ func TestImportRoundTrip(t *testing.T) {
 			byRoute := map[string][]string{}
 			for _, w := range wants {
 				byRoute[w.route] = append(byRoute[w.route], w.field)
-				r := routeNamed(cfg, w.route)
+				r := cfg.Route(w.route)
 				if r == nil {
 					t.Errorf("no route %s", w.route)
 					continue
@@ -244,34 +244,25 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 }
 
-func routeNamed(cfg *rules.Config, name string) *rules.Route {
-	for _, r := range cfg.Routes {
-		if r.Name == name {
-			return r
-		}
-	}
-	return nil
-}
-
 // TestImportEdgeKeys checks that keys import wrote for awkward names find
 // their values: an escaped dot in a gjson path, a renamed path variable.
 func TestImportEdgeKeys(t *testing.T) {
 	_, out, _ := importRun(t, "", "import", "openapi", "testdata/edge.yaml")
 	cfg := mustParseImported(t, "edge", []byte(out))
-	f := routeNamed(cfg, "get_item_3").Field("a_b")
+	f := cfg.Route("get_item_3").Field("a_b")
 	if v := gjson.Get(`{"a.b":"2026-03-11","a":{"b":"x"}}`, f.Key); v.String() != "2026-03-11" {
 		t.Errorf("key %q reads %q from the body; want the property named a.b", f.Key, v.String())
 	}
-	if r := routeNamed(cfg, "get_item"); r.Path != "/items/{item_id}" || r.Field("item_id").In != rules.InPath {
+	if r := cfg.Route("get_item"); r.Path != "/items/{item_id}" || r.Field("item_id").In != rules.InPath {
 		t.Errorf("get_item: path %s, item_id in %s; want /items/{item_id} with item_id in path", r.Path, r.Field("item_id").In)
 	}
-	if routeNamed(cfg, "get_pair") != nil || !strings.Contains(out, "# GET /pairs/{id}/with/{id} is left out: as imported, signpost check reports:") {
+	if cfg.Route("get_pair") != nil || !strings.Contains(out, "# GET /pairs/{id}/with/{id} is left out: as imported, signpost check reports:") {
 		t.Errorf("get_pair, whose path names {id} twice, must be left out with the problem as a comment")
 	}
-	if r := routeNamed(cfg, "get_pairs_pair_id_of_pair_id"); r == nil || r.Path != "/pairs/{pair_id_2}/of/{pair_id}" || r.Field("pair_id").Format == nil {
+	if r := cfg.Route("get_pairs_pair_id_of_pair_id"); r == nil || r.Path != "/pairs/{pair_id_2}/of/{pair_id}" || r.Field("pair_id").Format == nil {
 		t.Errorf("a renamed variable must not take the name of another: %+v", r)
 	}
-	if got := routeNamed(cfg, "get_item").Field("flag").Enum; !slices.Equal(got, []string{"yes", "no", "1", "a,b", "it's", "2026-03-11", "null"}) {
+	if got := cfg.Route("get_item").Field("flag").Enum; !slices.Equal(got, []string{"yes", "no", "1", "a,b", "it's", "2026-03-11", "null"}) {
 		t.Errorf("flag enum = %q; every value must stay a string", got)
 	}
 }

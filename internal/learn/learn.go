@@ -175,10 +175,7 @@ func (l *learner) proposals(cfg *rules.Config) []Proposal {
 // Declared reports whether the rule file already maps p's rejected value,
 // as an alias, for its field.
 func Declared(cfg *rules.Config, p Pair) bool {
-	for _, r := range cfg.Routes {
-		if r.Name != p.Route {
-			continue
-		}
+	if r := cfg.Route(p.Route); r != nil {
 		if f := r.Field(p.Field); f != nil {
 			_, ok := f.AliasFor(p.Rejected)
 			return ok

@@ -80,7 +80,7 @@ func (f *front) publish(cfg *rules.Config) {
 func (f *front) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	cfg := f.rules.Load()
 	name := req.Params.Name
-	route := routeNamed(cfg, name)
+	route := cfg.Route(name)
 	if route == nil {
 		return errorResult(rewrite.Failure(http.StatusNotFound, "unknown_tool",
 			fmt.Sprintf("no tool is called %q since the rules were reloaded; list the tools again", name), false)), nil
@@ -104,15 +104,6 @@ func (f *front) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallTo
 			"signpost gave no answer, as when it is shutting down; the call may or may not have taken effect, so check before repeating it", false)), nil
 	}
 	return result(res, f.maxResult), nil
-}
-
-func routeNamed(cfg *rules.Config, name string) *rules.Route {
-	for _, r := range cfg.Routes {
-		if r.Name == name {
-			return r
-		}
-	}
-	return nil
 }
 
 // warnings passes on the SDK's warnings and errors, not its chatter about

@@ -61,13 +61,7 @@ func TestNewRequest(t *testing.T) {
 			`{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: note","received":"n-1","retryable":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var route *rules.Route
-			for _, r := range cfg.Routes {
-				if r.Name == tc.route {
-					route = r
-				}
-			}
-			req, rejected := newRequest(context.Background(), route, json.RawMessage(tc.args), cfg.Limits)
+			req, rejected := newRequest(context.Background(), cfg.Route(tc.route), json.RawMessage(tc.args), cfg.Limits)
 			var got string
 			if rejected != nil {
 				got = string(rejected.JSON())
