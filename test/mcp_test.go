@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/signpost-proxy/signpost/internal/jsontest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/test/ticketapi"
@@ -153,17 +154,6 @@ func readResult(t *testing.T, res *sdk.CallToolResult) toolResult {
 	return out
 }
 
-// sameJSON reports whether two JSON texts hold the same value.
-func sameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	ax, _ := json.Marshal(x)
-	by, _ := json.Marshal(y)
-	return bytes.Equal(ax, by)
-}
-
 // wantToolError checks a tool execution error: isError, signpost's body as
 // the structured content, and the text a model reads.
 func wantToolError(t *testing.T, got toolResult, body, text string) {
@@ -171,7 +161,7 @@ func wantToolError(t *testing.T, got toolResult, body, text string) {
 	if !got.isError {
 		t.Errorf("isError is false; text:\n%s", got.text)
 	}
-	if !sameJSON(got.structured, body) {
+	if !jsontest.Same(got.structured, body) {
 		t.Errorf("structured content:\n\t%s\nwant\n\t%s", got.structured, body)
 	}
 	if got.text != text {
@@ -224,7 +214,7 @@ func TestMCPTickets(t *testing.T) {
 
 			direct := send(t, "GET", up.URL+"/tickets/T-8841", nil)
 			got = readResult(t, m.call(t, "get_ticket", `{"ticket_id":"T-8841"}`))
-			if got.isError || got.text != string(direct.body) || !sameJSON(got.structured, string(direct.body)) {
+			if got.isError || got.text != string(direct.body) || !jsontest.Same(got.structured, string(direct.body)) {
 				t.Errorf("get_ticket: isError %t, text %q, structured %s; want the upstream's body %q", got.isError, got.text, got.structured, direct.body)
 			}
 
@@ -308,7 +298,7 @@ func wantTools(t *testing.T, tools []*sdk.Tool, export []byte) {
 			continue
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
-		if tool.Description != w.Description || !sameJSON(string(schema), string(w.InputSchema)) {
+		if tool.Description != w.Description || !jsontest.Same(string(schema), string(w.InputSchema)) {
 			t.Errorf("tool %s differs from the schema export:\n got %q %s\nwant %q %s", w.Name, tool.Description, schema, w.Description, w.InputSchema)
 		}
 	}
@@ -321,7 +311,7 @@ func wantTools(t *testing.T, tools []*sdk.Tool, export []byte) {
 			Properties map[string]struct{ Enum json.RawMessage }
 		}
 		_ = json.Unmarshal(schema, &s)
-		if got := string(s.Properties[enum[0]].Enum); !sameJSON(got, enum[1]) {
+		if got := string(s.Properties[enum[0]].Enum); !jsontest.Same(got, enum[1]) {
 			t.Errorf("%s's %s enum = %s, want %s", tool, enum[0], got, enum[1])
 		}
 	}

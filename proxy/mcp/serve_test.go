@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/jsontest"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/proxy/mcp"
@@ -150,19 +152,6 @@ func structured(t *testing.T, res *sdk.CallToolResult) string {
 	return string(b)
 }
 
-// sameJSON reports whether a and b hold the same JSON value, members in
-// any order.
-func sameJSON(t *testing.T, a, b string) bool {
-	t.Helper()
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	ax, _ := json.Marshal(x)
-	by, _ := json.Marshal(y)
-	return string(ax) == string(by)
-}
-
 // TestToolsAreTheSchemaExport lists the tools and compares them with what
 // signpost schema --format mcp exports for the same file.
 func TestToolsAreTheSchemaExport(t *testing.T) {
@@ -174,7 +163,11 @@ func TestToolsAreTheSchemaExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	export, err := mustLoad(t, config).MarshalTools("mcp")
+	cfg, err := rules.Load(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	export, err := cfg.MarshalTools("mcp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,22 +194,13 @@ func TestToolsAreTheSchemaExport(t *testing.T) {
 			continue
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
-		if tool.Description != w.Description || !sameJSON(t, string(schema), string(w.InputSchema)) {
+		if tool.Description != w.Description || !jsontest.Same(string(schema), string(w.InputSchema)) {
 			t.Errorf("tool %s:\n got %q %s\nwant %q %s", w.Name, tool.Description, schema, w.Description, w.InputSchema)
 		}
 	}
-	if enum := listed["update_ticket"].InputSchema.(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)["enum"]; !sameJSON(t, mustJSON(t, enum), `["open","pending","closed"]`) {
+	if enum := listed["update_ticket"].InputSchema.(map[string]any)["properties"].(map[string]any)["status"].(map[string]any)["enum"]; !jsontest.Same(mustJSON(t, enum), `["open","pending","closed"]`) {
 		t.Errorf("update_ticket's status enum = %v", enum)
 	}
-}
-
-func mustLoad(t *testing.T, file string) *rules.Config {
-	t.Helper()
-	cfg, err := rules.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -300,7 +284,7 @@ func TestCalls(t *testing.T) {
 			if res.IsError != tc.isError {
 				t.Errorf("isError = %t, want %t; text:\n%s", res.IsError, tc.isError, text)
 			}
-			if got := structured(t, res); !sameJSON(t, got, tc.body) {
+			if got := structured(t, res); !jsontest.Same(got, tc.body) {
 				t.Errorf("structured content:\n got %s\nwant %s", got, tc.body)
 			}
 			want := tc.text
@@ -393,7 +377,7 @@ func TestReloadChangesTheTools(t *testing.T) {
 	}
 	before := s.api.n.Load()
 	got := s.call(t, "list_tickets", `{"status":"Closed"}`)
-	if !got.IsError || !sameJSON(t, structured(t, got), `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"Closed","retryable":false}`) {
+	if !got.IsError || !jsontest.Same(structured(t, got), `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"Closed","retryable":false}`) {
 		t.Errorf("list_tickets with a wrong status: %s", structured(t, got))
 	}
 	if n := s.api.n.Load() - before; n != 0 {
