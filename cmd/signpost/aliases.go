@@ -20,64 +20,66 @@ import (
 
 // aliases reads signpost's own JSON logs, from any number of replicas, and
 // prints the aliases they observed as a YAML snippet for the rule file.
-func aliases(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("aliases", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+const aliasesHelp = `Usage: signpost aliases --from LOGFILE [--from LOGFILE...] [--config FILE] [--min-count N]
+
+Proposes aliases from the "alias observed" lines of signpost's logs: values callers
+had rejected and then replaced with a permitted one. Prints a YAML snippet to paste
+into the rule file.`
+
+func aliases(fs *flag.FlagSet) runFunc {
 	var from multiFlag
 	fs.Var(&from, "from", "signpost JSON log `file` to read (repeatable; - for standard input)")
 	config := fs.String("config", "", "rule `file` whose declared aliases are left out, and whose learn.min_count applies")
 	minCount := fs.Int("min-count", 0, "how often a pair must be seen to be proposed (default: the rule file's learn.min_count, else 3)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: signpost aliases --from LOGFILE [--from LOGFILE...] [--config FILE] [--min-count N]\n\nProposes aliases from the \"alias observed\" lines of signpost's logs: values callers\nhad rejected and then replaced with a permitted one. Prints a YAML snippet to paste\ninto the rule file.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if len(from) == 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "signpost aliases: name the log to read, e.g. signpost aliases --from signpost.log --config configs/addresses.yaml")
-		return exitUsage
-	}
-	var cfg *rules.Config
-	min := rules.DefaultMinCount
-	if *config != "" {
-		var err error
-		if cfg, err = rules.Load(*config); err != nil {
-			fmt.Fprintln(stderr, err)
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
 			return exitUsage
 		}
-		min = cfg.Learn.MinCount
-	}
-	if *minCount > 0 {
-		min = *minCount
-	}
-	counts := map[learn.Pair]int{}
-	lines := 0
-	for _, name := range from {
-		n, err := readObservations(name, counts)
-		if err != nil {
-			fmt.Fprintf(stderr, "signpost aliases: %v\n", err)
-			return exitFindings
+		if len(from) == 0 || fs.NArg() > 0 {
+			fmt.Fprintln(stderr, "signpost aliases: name the log to read, e.g. signpost aliases --from signpost.log --config configs/addresses.yaml")
+			return exitUsage
 		}
-		lines += n
-	}
-	var list []learn.Proposal
-	declared := 0
-	for p, n := range counts {
-		switch {
-		case n < min || p.CaseOnly():
-		case cfg != nil && learn.Declared(cfg, p):
-			declared++
-		default:
-			list = append(list, learn.Proposal{Pair: p, Count: n})
+		var cfg *rules.Config
+		min := rules.DefaultMinCount
+		if *config != "" {
+			var err error
+			if cfg, err = rules.Load(*config); err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitUsage
+			}
+			min = cfg.Learn.MinCount
 		}
+		if *minCount > 0 {
+			min = *minCount
+		}
+		counts := map[learn.Pair]int{}
+		lines := 0
+		for _, name := range from {
+			n, err := readObservations(name, counts)
+			if err != nil {
+				fmt.Fprintf(stderr, "signpost aliases: %v\n", err)
+				return exitFindings
+			}
+			lines += n
+		}
+		var list []learn.Proposal
+		declared := 0
+		for p, n := range counts {
+			switch {
+			case n < min || p.CaseOnly():
+			case cfg != nil && learn.Declared(cfg, p):
+				declared++
+			default:
+				list = append(list, learn.Proposal{Pair: p, Count: n})
+			}
+		}
+		slices.SortFunc(list, func(a, b learn.Proposal) int {
+			return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Field, b.Field), cmp.Compare(b.Count, a.Count),
+				cmp.Compare(a.Rejected, b.Rejected), cmp.Compare(a.Accepted, b.Accepted))
+		})
+		writeProposals(stdout, list, lines, min, declared)
+		return exitOK
 	}
-	slices.SortFunc(list, func(a, b learn.Proposal) int {
-		return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Field, b.Field), cmp.Compare(b.Count, a.Count),
-			cmp.Compare(a.Rejected, b.Rejected), cmp.Compare(a.Accepted, b.Accepted))
-	})
-	writeProposals(stdout, list, lines, min, declared)
-	return exitOK
 }
 
 type multiFlag []string

@@ -25,20 +25,24 @@ var demoCall = struct{ method, path, wrong, right string }{
 	"PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, `{"status":"open"}`,
 }
 
-func demo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: signpost demo\n\nStarts a legacy ticket API and signpost in front of it on free loopback ports,\nsends the same wrong call to both, and prints the two answers side by side.")
+const demoHelp = `Usage: signpost demo
+
+Starts a legacy ticket API and signpost in front of it on free loopback ports,
+sends the same wrong call to both, and prints the two answers side by side.`
+
+// demo shows a wrong call answered with and without signpost.
+func demo(fs *flag.FlagSet) runFunc {
+
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
+			return exitUsage
+		}
+		if err := runDemo(stdout); err != nil {
+			fmt.Fprintf(stderr, "signpost demo: %v\n", err)
+			return exitFindings
+		}
+		return exitOK
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if err := runDemo(stdout); err != nil {
-		fmt.Fprintf(stderr, "signpost demo: %v\n", err)
-		return exitFindings
-	}
-	return exitOK
 }
 
 func runDemo(out io.Writer) error {

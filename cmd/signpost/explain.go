@@ -18,9 +18,12 @@ import (
 // explain shows how signpost treats one upstream error: which rule of the
 // route matches and why each earlier one does not, then the answer the
 // caller gets. It is what a rule author runs when a rule does not fire.
-func explain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+const explainHelp = `Usage: signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT] [--request-body TEXT]
+
+Shows which rule matches an upstream error and why each earlier rule does not,
+then the answer the caller gets.`
+
+func explain(fs *flag.FlagSet) runFunc {
 	config := fs.String("config", "", "rule `file` (required)")
 	routeName := fs.String("route", "", "route `name`; or give --method and --path")
 	method := fs.String("method", "", "request `method`, e.g. PATCH")
@@ -31,108 +34,106 @@ func explain(args []string, stdout, stderr io.Writer) int {
 	var upHeaders, reqHeaders multiFlag
 	fs.Var(&upHeaders, "header", "upstream header `Name: value` (repeatable)")
 	fs.Var(&reqHeaders, "request-header", "request header `Name: value` (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT] [--request-body TEXT]\n\nShows which rule matches an upstream error and why each earlier rule does not,\nthen the answer the caller gets.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	usage := func(msg string) int {
-		fmt.Fprintf(stderr, "signpost explain: %s, e.g. signpost explain --config configs/tickets.yaml --route update_ticket --status 400 --body '{\"error\":\"Invalid status\"}'\n", msg)
-		return exitUsage
-	}
-	switch {
-	case *config == "":
-		return usage("--config names the rule file")
-	case *status < 100 || *status > 599:
-		return usage(fmt.Sprintf("--status %d: give the upstream's status, from 100 to 599", *status))
-	case *routeName == "" && (*method == "" || *path == ""):
-		return usage("name the route with --route, or the request with --method and --path")
-	case fs.NArg() > 0:
-		return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
-	cfg, err := rules.Load(*config)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitFindings
-	}
-	upBody := *body
-	if upBody == "-" {
-		b, err := io.ReadAll(os.Stdin)
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
+			return exitUsage
+		}
+		usage := func(msg string) int {
+			fmt.Fprintf(stderr, "signpost explain: %s, e.g. signpost explain --config configs/tickets.yaml --route update_ticket --status 400 --body '{\"error\":\"Invalid status\"}'\n", msg)
+			return exitUsage
+		}
+		switch {
+		case *config == "":
+			return usage("--config names the rule file")
+		case *status < 100 || *status > 599:
+			return usage(fmt.Sprintf("--status %d: give the upstream's status, from 100 to 599", *status))
+		case *routeName == "" && (*method == "" || *path == ""):
+			return usage("name the route with --route, or the request with --method and --path")
+		case fs.NArg() > 0:
+			return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		}
+		cfg, err := rules.Load(*config)
 		if err != nil {
-			fmt.Fprintf(stderr, "signpost explain: reading the body from standard input: %v\n", err)
+			fmt.Fprintln(stderr, err)
 			return exitFindings
 		}
-		upBody = string(b)
-	}
-	up := &canned{Status: *status, Headers: map[string]string{}, Body: upBody}
-	if err := parseHeaders(upHeaders, up.Headers); err != nil {
-		return usage("--header " + err.Error())
-	}
-	rh := map[string]string{}
-	if err := parseHeaders(reqHeaders, rh); err != nil {
-		return usage("--request-header " + err.Error())
-	}
-	if *routeName != "" {
-		r := cfg.Route(*routeName)
-		if r == nil {
-			names := make([]string, len(cfg.Routes))
-			for i, x := range cfg.Routes {
-				names[i] = x.Name
+		upBody := *body
+		if upBody == "-" {
+			b, err := io.ReadAll(os.Stdin)
+			if err != nil {
+				fmt.Fprintf(stderr, "signpost explain: reading the body from standard input: %v\n", err)
+				return exitFindings
 			}
-			return usage(fmt.Sprintf("no route %q in %s; %sroutes: %s", *routeName, *config, didYouMean(*routeName, names), strings.Join(names, ", ")))
+			upBody = string(b)
 		}
-		if *method == "" {
-			*method = r.Method
+		up := &canned{Status: *status, Headers: map[string]string{}, Body: upBody}
+		if err := parseHeaders(upHeaders, up.Headers); err != nil {
+			return usage("--header " + err.Error())
 		}
-		if *path == "" {
-			*path = r.Path
+		rh := map[string]string{}
+		if err := parseHeaders(reqHeaders, rh); err != nil {
+			return usage("--request-header " + err.Error())
 		}
-	}
-	var reqBodyValue any
-	if *reqBody != "" {
-		reqBodyValue = *reqBody
-		if json.Valid([]byte(*reqBody)) {
-			if _, ok := rh["Content-Type"]; !ok {
-				rh["Content-Type"] = "application/json"
+		if *routeName != "" {
+			r := cfg.Route(*routeName)
+			if r == nil {
+				names := make([]string, len(cfg.Routes))
+				for i, x := range cfg.Routes {
+					names[i] = x.Name
+				}
+				return usage(fmt.Sprintf("no route %q in %s; %sroutes: %s", *routeName, *config, didYouMean(*routeName, names), strings.Join(names, ", ")))
+			}
+			if *method == "" {
+				*method = r.Method
+			}
+			if *path == "" {
+				*path = r.Path
 			}
 		}
+		var reqBodyValue any
+		if *reqBody != "" {
+			reqBodyValue = *reqBody
+			if json.Valid([]byte(*reqBody)) {
+				if _, ok := rh["Content-Type"]; !ok {
+					rh["Content-Type"] = "application/json"
+				}
+			}
+		}
+		req, err := newRequest(*method, *path, rh, reqBodyValue)
+		if err != nil {
+			return usage(err.Error())
+		}
+		p, err := proxy.New(cfg, proxy.Options{Upstream: &url.URL{Scheme: "http", Host: "upstream.test"}})
+		if err != nil {
+			fmt.Fprintf(stderr, "signpost explain: %v\n", err)
+			return exitFindings
+		}
+		route, _ := p.RouteFor(req)
+		p.Close()
+		var out bytes.Buffer
+		if route == nil {
+			fmt.Fprintf(&out, "%s %s matches no route of %s: no rule applies; unmatched: %s decides the answer\n", req.Method, req.URL.RequestURI(), *config, cfg.Unmatched)
+		} else {
+			fmt.Fprintf(&out, "route %s: %s %s (%s:%d)\n", route.Name, route.Method, route.Path, *config, route.Pos.Line)
+			describeMatches(&out, route, *status, []byte(upBody))
+		}
+		req, _ = newRequest(*method, *path, rh, reqBodyValue)
+		w, err := inProcess(cfg, req, &fakeUpstream{res: up})
+		if err != nil {
+			fmt.Fprintf(stderr, "signpost explain: %v\n", err)
+			return exitFindings
+		}
+		fmt.Fprintf(&out, "\nthe caller gets %d, %s:\n", w.Code, w.Header().Get("Content-Type"))
+		var pretty bytes.Buffer
+		if json.Indent(&pretty, w.Body.Bytes(), "", "  ") != nil {
+			pretty.Reset()
+			pretty.Write(w.Body.Bytes())
+		}
+		out.Write(pretty.Bytes())
+		out.WriteString("\n")
+		_, _ = stdout.Write(out.Bytes())
+		return exitOK
 	}
-	req, err := newRequest(*method, *path, rh, reqBodyValue)
-	if err != nil {
-		return usage(err.Error())
-	}
-	p, err := proxy.New(cfg, proxy.Options{Upstream: &url.URL{Scheme: "http", Host: "upstream.test"}})
-	if err != nil {
-		fmt.Fprintf(stderr, "signpost explain: %v\n", err)
-		return exitFindings
-	}
-	route, _ := p.RouteFor(req)
-	p.Close()
-	var out bytes.Buffer
-	if route == nil {
-		fmt.Fprintf(&out, "%s %s matches no route of %s: no rule applies; unmatched: %s decides the answer\n", req.Method, req.URL.RequestURI(), *config, cfg.Unmatched)
-	} else {
-		fmt.Fprintf(&out, "route %s: %s %s (%s:%d)\n", route.Name, route.Method, route.Path, *config, route.Pos.Line)
-		describeMatches(&out, route, *status, []byte(upBody))
-	}
-	req, _ = newRequest(*method, *path, rh, reqBodyValue)
-	w, err := inProcess(cfg, req, &fakeUpstream{res: up})
-	if err != nil {
-		fmt.Fprintf(stderr, "signpost explain: %v\n", err)
-		return exitFindings
-	}
-	fmt.Fprintf(&out, "\nthe caller gets %d, %s:\n", w.Code, w.Header().Get("Content-Type"))
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, w.Body.Bytes(), "", "  ") != nil {
-		pretty.Reset()
-		pretty.Write(w.Body.Bytes())
-	}
-	out.Write(pretty.Bytes())
-	out.WriteString("\n")
-	_, _ = stdout.Write(out.Bytes())
-	return exitOK
 }
 
 // describeMatches lists the route's error rules in order up to the first

@@ -23,46 +23,45 @@ const maxSpecSize = 64 << 20
 
 const importWhat = "import what? e.g. signpost import openapi petstore.yaml"
 
-// importCmd writes a starter rule file from an API description. The only
-// kind it reads is OpenAPI 3.
-func importCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "signpost import: "+importWhat)
-		return exitUsage
-	}
-	switch kind := args[0]; kind {
-	case "openapi":
-		return importOpenAPI(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		fmt.Fprintln(stdout, importUsage)
-		return exitOK
-	default:
-		if strings.EqualFold(kind, "swagger") {
-			fmt.Fprintln(stderr, "signpost import: swagger 2.0 is not supported; convert it to OpenAPI 3 first, then: signpost import openapi petstore.yaml")
-			return exitUsage
-		}
-		fmt.Fprintf(stderr, "signpost import: unknown kind %q; %s%s\n", kind, didYouMean(kind, []string{"openapi"}), importWhat)
-		return exitUsage
-	}
-}
-
-const importUsage = `Usage: signpost import openapi SPEC [-o FILE]
+const importHelp = `Usage: signpost import openapi SPEC [-o FILE]
 
 Writes a starter rule file from an OpenAPI 3.0 or 3.1 document (YAML or JSON;
 - reads standard input): one route per operation, named by its operationId, with
 the fields its parameters and JSON request body declare and their enums,
 formats, patterns and bounds. Error rules are left to you: under each route a
 comment lists the error responses the spec documents. The file passes
-signpost check as written.
+signpost check as written.`
 
-Flags:
-  -o FILE   write the rule file to FILE instead of standard output`
-
-func importOpenAPI(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("import openapi", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// importCmd writes a starter rule file from an API description. The only
+// kind it reads is OpenAPI 3, whose flags fs holds.
+func importCmd(fs *flag.FlagSet) runFunc {
 	out := fs.String("o", "", "write the rule file to `FILE` instead of standard output")
-	fs.Usage = func() { fmt.Fprintln(stderr, importUsage) }
+	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) == 0 {
+			fmt.Fprintln(stderr, "signpost import: "+importWhat)
+			return exitUsage
+		}
+		switch kind := args[0]; kind {
+		case "openapi":
+			return importOpenAPI(fs, out, args[1:], stdout, stderr)
+		case "-h", "--help", "-help", "help":
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK
+		default:
+			if strings.EqualFold(kind, "swagger") {
+				fmt.Fprintln(stderr, "signpost import: swagger 2.0 is not supported; convert it to OpenAPI 3 first, then: signpost import openapi petstore.yaml")
+				return exitUsage
+			}
+			fmt.Fprintf(stderr, "signpost import: unknown kind %q; %s%s\n", kind, didYouMean(kind, []string{"openapi"}), importWhat)
+			return exitUsage
+		}
+	}
+}
+
+// importOpenAPI parses args with fs, whose -o sets out, and writes the
+// rule file imported from the spec they name.
+func importOpenAPI(fs *flag.FlagSet, out *string, args []string, stdout, stderr io.Writer) int {
 	// Flags may come before or after SPEC: signpost import openapi spec.yaml -o rules.yaml.
 	var specs []string
 	for {

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,63 +35,101 @@ const (
 	exitUsage    = 2 // bad command line, or serve refused a broken rule file
 )
 
-const usage = `signpost turns the bare errors of a legacy HTTP API into actionable ones.
+// usageHead and usageTail frame the list of commands in signpost's usage.
+const (
+	usageHead = "signpost turns the bare errors of a legacy HTTP API into actionable ones.\n\nUsage:\n"
+	usageTail = "\nEach command takes -h for its flags.\n"
+)
 
-Usage:
-  signpost serve --config FILE [flags]   run the proxy (signpost serve -h lists flags)
-  signpost check FILE...                 validate rule files, listing every problem and warning
-  signpost test TESTFILE...              run rule unit tests, in process
-  signpost explain --config FILE ...     show which rule matches an upstream error, and why not the others
-  signpost schema FILE [--format F]      export routes as LLM tool definitions with their constraints
-  signpost import openapi SPEC [-o FILE] write a starter rule file from an OpenAPI 3 document
-  signpost aliases --from LOGFILE        propose aliases observed in signpost's logs
-  signpost demo                          show a wrong call answered with and without signpost
-  signpost version                       print the version
-  signpost healthcheck [--ready]         probe a running signpost's /livez (or /readyz), for container health checks
-  signpost mcp --config FILE             serve the routes as MCP tools, over stdio or (--listen ADDR) streamable HTTP
+// runFunc runs a command once its flags are defined, given the arguments
+// that follow its name.
+type runFunc func(args []string, stdout, stderr io.Writer) int
 
-Each command takes -h for its flags.
-`
+// command is one subcommand: its line in signpost's usage, its help, and
+// how it defines its flags and runs.
+type command struct {
+	name string
+	// synopsis is how signpost's usage shows the command called, after
+	// "signpost "; summary is what it says the command does.
+	synopsis, summary string
+	// help is what -h prints above the flags: the usage line, then what
+	// the command does.
+	help string
+	// define defines the command's flags on fs and returns what runs it;
+	// the reference in docs/cli.md is rendered from the same flag set.
+	define func(fs *flag.FlagSet) runFunc
+}
 
 // commands are the subcommands, in the order usage lists them.
-var commands = []struct {
-	name string
-	run  func(args []string, stdout, stderr io.Writer) int
-}{
-	{"serve", serve},
-	{"check", check},
-	{"test", testCmd},
-	{"explain", explain},
-	{"schema", schema},
-	{"import", importCmd},
-	{"aliases", aliases},
-	{"demo", demo},
-	{"version", printVersion},
-	{"healthcheck", healthcheck},
-	{"mcp", mcpCmd},
+var commands = []command{
+	{"serve", "serve --config FILE [flags]", "run the proxy (signpost serve -h lists flags)", serveHelp, serve},
+	{"check", "check FILE...", "validate rule files, listing every problem and warning", checkHelp, check},
+	{"test", "test TESTFILE...", "run rule unit tests, in process", testHelp, testCmd},
+	{"explain", "explain --config FILE ...", "show which rule matches an upstream error, and why not the others", explainHelp, explain},
+	{"schema", "schema FILE [--format F]", "export routes as LLM tool definitions with their constraints", schemaHelp, schema},
+	{"import", "import openapi SPEC [-o FILE]", "write a starter rule file from an OpenAPI 3 document", importHelp, importCmd},
+	{"aliases", "aliases --from LOGFILE", "propose aliases observed in signpost's logs", aliasesHelp, aliases},
+	{"demo", "demo", "show a wrong call answered with and without signpost", demoHelp, demo},
+	{"version", "version", "print the version", versionHelp, printVersion},
+	{"healthcheck", "healthcheck [--ready]", "probe a running signpost's /livez (or /readyz), for container health checks", healthcheckHelp, healthcheck},
+	{"mcp", "mcp --config FILE", "serve the routes as MCP tools, over stdio or (--listen ADDR) streamable HTTP", mcpHelp, mcpCmd},
+}
+
+// usage is signpost's own help: every command, how it is called and what
+// it does.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-38s %s\n", "signpost "+c.synopsis, c.summary)
+	}
+	b.WriteString(usageTail)
+	return b.String()
+}
+
+// flagSet is c's flag set, its flags defined, writing errors and help to
+// w; it returns what runs c.
+func (c *command) flagSet(w io.Writer) (*flag.FlagSet, runFunc) {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), c.help)
+		if hasFlags(fs) {
+			fmt.Fprintln(fs.Output(), "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs, c.define(fs)
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // Main runs the command line args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
+	name, rest := args[0], args[1:]
+	switch name {
 	case "--version", "-version":
-		return printVersion(rest, stdout, stderr)
+		name = "version"
 	case "help", "-h", "--help", "-help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return exitOK
 	}
 	names := make([]string, len(commands))
-	for i, c := range commands {
-		if c.name == cmd {
-			return c.run(rest, stdout, stderr)
+	for i := range commands {
+		if c := &commands[i]; c.name == name {
+			_, run := c.flagSet(stderr)
+			return run(rest, stdout, stderr)
 		}
-		names[i] = c.name
+		names[i] = commands[i].name
 	}
-	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: %s\n", cmd, didYouMean(cmd, names), strings.Join(names, ", "))
+	fmt.Fprintf(stderr, "signpost: unknown command %q; %scommands: %s\n", name, didYouMean(name, names), strings.Join(names, ", "))
 	return exitUsage
 }

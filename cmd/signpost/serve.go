@@ -8,145 +8,91 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/budget"
-	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
 )
 
-func serve(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "", "rule `file` to serve (required)")
-	upstream := fs.String("upstream", "", "upstream base `URL`, overriding the rule file's upstream:")
-	listen := fs.String("listen", "", "agent-facing `address`, overriding the rule file's listen: (default "+rules.DefaultListen+")")
-	admin := fs.String("admin", "", "admin `address` for /metrics, /livez, /readyz and POST /-/reload, overriding the rule file's admin: (default "+rules.DefaultAdmin+")")
-	timeout := fs.Duration("upstream-timeout", proxy.DefaultUpstreamTimeout, "how long to wait for the upstream's response headers")
-	dial := fs.Duration("upstream-dial-timeout", proxy.DefaultDialTimeout, "how long to wait for a connection to the upstream")
-	drain := fs.Duration("drain-timeout", server.DefaultDrainTimeout, "how long shutdown waits for requests in flight")
-	shutdownDelay := fs.Duration("shutdown-delay", 0, "on SIGTERM, how long /readyz answers 503 while requests are still taken, before the listener closes and requests in flight drain")
-	watch := fs.Bool("watch", true, "reload the rules when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)")
-	readHeader := fs.Duration("read-header-timeout", server.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
-	read := fs.Duration("read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
-	write := fs.Duration("write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
-	idle := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
-	maxHeader := fs.Int("max-header-bytes", server.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
-	maxConcurrent := fs.Int("max-concurrent", 0, "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)")
-	budget := bufferBudgetFlag(fs)
-	accessLog := fs.Bool("access-log", false, "log one line per request: method, path, route, status, outcome, duration, request id")
-	logFormat := fs.String("log-format", "json", "log format: json or text")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: signpost serve --config FILE [flags]\n\nFlags:")
-		fs.PrintDefaults()
+const serveHelp = "Usage: signpost serve --config FILE [flags]"
+
+// serveWords are the shared flags' words for serve.
+var serveWords = pipelineWords{
+	config:        "rule `file` to serve (required)",
+	listen:        "agent-facing `address`, overriding the rule file's listen: (default " + rules.DefaultListen + ")",
+	drain:         "how long shutdown waits for requests in flight",
+	watch:         "reload the rules when the rule file or a catalog it names changes (SIGHUP and POST /-/reload always do)",
+	maxConcurrent: "the most requests served at once; past it, a retryable 503 with Retry-After: 1 (0 means no bound)",
+	accessLog:     "log one line per request: method, path, route, status, outcome, duration, request id",
+	noConfig:      "--config names the rule file to serve, e.g. signpost serve --config configs/tickets.yaml",
+}
+
+// serveFlags are serve's flags: the shared ones, and the bounds of the
+// agents' listener and of shutdown.
+type serveFlags struct {
+	pipelineFlags
+	shutdownDelay                 time.Duration
+	readHeader, read, write, idle time.Duration
+	maxHeader                     int
+}
+
+// serve runs the proxy until SIGINT or SIGTERM.
+func serve(fs *flag.FlagSet) runFunc {
+	var f serveFlags
+	f.define(fs, "serve", serveWords)
+	fs.DurationVar(&f.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long /readyz answers 503 while requests are still taken, before the listener closes and requests in flight drain")
+	fs.DurationVar(&f.readHeader, "read-header-timeout", server.DefaultReadHeaderTimeout, "how long a client may take to send a request's headers")
+	fs.DurationVar(&f.read, "read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
+	fs.DurationVar(&f.write, "write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
+	fs.DurationVar(&f.idle, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.IntVar(&f.maxHeader, "max-header-bytes", server.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
+			return exitUsage
+		}
+		if problem := f.checkServer(); problem != "" {
+			fmt.Fprintln(stderr, "signpost serve: "+problem)
+			return exitUsage
+		}
+		cfg, opts, code := f.start(fs.Args(), stdout, stderr)
+		if code != exitOK {
+			return code
+		}
+		opts.Listen = f.listen
+		opts.ShutdownDelay = f.shutdownDelay
+		opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = f.readHeader, f.read, f.write, f.idle
+		opts.MaxHeaderBytes = f.maxHeader
+		return f.untilSignal(&opts, func(ctx context.Context) error { return server.Serve(ctx, cfg, opts) }, stderr)
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
+}
+
+// checkServer says what is wrong with the bounds only serve takes, or "".
+func (f *serveFlags) checkServer() string {
 	for _, d := range []struct {
 		flag     string
 		v        time.Duration
 		zeroOK   bool
 		fallback time.Duration
 	}{
-		{"--upstream-dial-timeout", *dial, false, proxy.DefaultDialTimeout},
-		{"--read-header-timeout", *readHeader, false, server.DefaultReadHeaderTimeout},
-		{"--idle-timeout", *idle, false, server.DefaultIdleTimeout},
-		{"--read-timeout", *read, true, 0},
-		{"--write-timeout", *write, true, 0},
+		{"--read-header-timeout", f.readHeader, false, server.DefaultReadHeaderTimeout},
+		{"--idle-timeout", f.idle, false, server.DefaultIdleTimeout},
+		{"--read-timeout", f.read, true, 0},
+		{"--write-timeout", f.write, true, 0},
 	} {
-		if d.v < 0 || (d.v == 0 && !d.zeroOK) {
-			if d.zeroOK {
-				fmt.Fprintf(stderr, "signpost serve: %s %v: must be 0 (no limit) or a positive duration, e.g. %s 5m\n", d.flag, d.v, d.flag)
-			} else {
-				fmt.Fprintf(stderr, "signpost serve: %s %v: must be a positive duration, e.g. %s %v\n", d.flag, d.v, d.flag, d.fallback)
-			}
-			return exitUsage
+		switch {
+		case d.v < 0 && d.zeroOK:
+			return fmt.Sprintf("%s %v: must be 0 (no limit) or a positive duration, e.g. %s 5m", d.flag, d.v, d.flag)
+		case d.v <= 0 && !d.zeroOK:
+			return fmt.Sprintf("%s %v: must be a positive duration, e.g. %s %v", d.flag, d.v, d.flag, d.fallback)
 		}
 	}
-	if *maxHeader < 4<<10 {
-		fmt.Fprintf(stderr, "signpost serve: --max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d\n", *maxHeader, server.DefaultMaxHeaderBytes)
-		return exitUsage
+	switch {
+	case f.maxHeader < 4<<10:
+		return fmt.Sprintf("--max-header-bytes %d: must be at least 4096, e.g. --max-header-bytes %d", f.maxHeader, server.DefaultMaxHeaderBytes)
+	case f.shutdownDelay < 0:
+		return fmt.Sprintf("--shutdown-delay %v: must be 0 (close at once) or a positive duration, e.g. --shutdown-delay 5s", f.shutdownDelay)
 	}
-	if problem := checkBufferBudget(budget); problem != "" {
-		fmt.Fprintln(stderr, "signpost serve: "+problem)
-		return exitUsage
-	}
-	if *config == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "signpost serve: --config names the rule file to serve, e.g. signpost serve --config configs/tickets.yaml")
-		return exitUsage
-	}
-	log, err := newLogger(stdout, *logFormat, *logLevel)
-	if err != nil {
-		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
-		return exitUsage
-	}
-	tuneGC()
-	cfg, err := rules.Load(*config)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		fmt.Fprintf(stderr, "signpost serve: refusing to start: %s has problems; signpost check %s lists them too\n", *config, *config)
-		return exitUsage
-	}
-	loaded()
-	var opts server.ServeOptions
-	if *upstream != "" {
-		if opts.Upstream, err = rules.ParseUpstream(*upstream); err != nil {
-			fmt.Fprintf(stderr, "signpost serve: --upstream %v\n", err)
-			return exitUsage
-		}
-	}
-	for _, a := range []struct{ flag, v string }{{"--listen", *listen}, {"--admin", *admin}} {
-		if a.v != "" {
-			if err := rules.CheckAddress(a.v); err != nil {
-				fmt.Fprintf(stderr, "signpost serve: %s %v\n", a.flag, err)
-				return exitUsage
-			}
-		}
-	}
-	if cfg.Upstream == nil && opts.Upstream == nil {
-		fmt.Fprintf(stderr, "signpost serve: no upstream: set upstream: in %s or pass --upstream, e.g. --upstream http://127.0.0.1:8081\n", *config)
-		return exitUsage
-	}
-	opts.Listen, opts.Admin = *listen, *admin
-	opts.UpstreamTimeout, opts.DrainTimeout, opts.DialTimeout = *timeout, *drain, *dial
-	if *shutdownDelay < 0 {
-		fmt.Fprintf(stderr, "signpost serve: --shutdown-delay %v: must be 0 (close at once) or a positive duration, e.g. --shutdown-delay 5s\n", *shutdownDelay)
-		return exitUsage
-	}
-	opts.ShutdownDelay = *shutdownDelay
-	opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = *readHeader, *read, *write, *idle
-	opts.MaxHeaderBytes = *maxHeader
-	if *maxConcurrent < 0 {
-		fmt.Fprintf(stderr, "signpost serve: --max-concurrent %d: must be 0 (no bound) or more, e.g. 512\n", *maxConcurrent)
-		return exitUsage
-	}
-	opts.MaxConcurrent, opts.AccessLog = *maxConcurrent, *accessLog
-	opts.BufferBudget = budget.n
-	opts.Log = log
-	// The same checks as at start, on every reload: a file that loads but
-	// names no upstream, with none on the command line, is refused there.
-	path := *config
-	opts.Load = func() (*rules.Config, error) { return rules.Load(path) }
-	opts.Watch = *watch
-	// SIGHUP is caught before the listeners open, so that one sent as soon
-	// as signpost logs "listening" reloads rather than kills it.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	opts.Reload = hup
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := server.Serve(ctx, cfg, opts); err != nil {
-		fmt.Fprintf(stderr, "signpost serve: %v\n", err)
-		return exitFindings
-	}
-	return exitOK
+	return ""
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
@@ -162,25 +108,6 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, o)), nil
 	}
 	return nil, errors.New("--log-format " + fmt.Sprintf("%q", format) + ": must be json or text")
-}
-
-// minBufferBudget is the smallest --buffer-budget: one error body of the
-// default limits.error_body.
-const minBufferBudget = 64 << 10
-
-// bufferBudgetFlag defines --buffer-budget on fs, as serve and mcp take it.
-func bufferBudgetFlag(fs *flag.FlagSet) *byteSize {
-	b := &byteSize{n: budget.Default}
-	fs.Var(b, "buffer-budget", "the `size` all requests together may hold in upstream error bodies being examined, e.g. 64MiB; past it, a body is passed on or wrapped unread")
-	return b
-}
-
-// checkBufferBudget says what is wrong with a --buffer-budget, or "".
-func checkBufferBudget(b *byteSize) string {
-	if b.n < minBufferBudget {
-		return "--buffer-budget " + b.String() + ": must be at least " + rules.SizeText(minBufferBudget) + ", the default limits.error_body, e.g. --buffer-budget 64MiB"
-	}
-	return ""
 }
 
 // byteSize is a flag holding a size in bytes, read as a rule file's limits

@@ -45,45 +45,48 @@ type testCase struct {
 	} `yaml:"expect"`
 }
 
-func testCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+const testHelp = `Usage: signpost test [--run REGEXP] TESTFILE...
+
+Runs rule unit tests: each case sends a request through the rules, in process,
+against a canned upstream response, and compares what the caller gets.
+Exits 0 when every case passes, 1 when any fails.`
+
+// testCmd runs rule unit tests, in process.
+func testCmd(fs *flag.FlagSet) runFunc {
 	run := fs.String("run", "", "run only the cases whose name matches this `regexp`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: signpost test [--run REGEXP] TESTFILE...\n\nRuns rule unit tests: each case sends a request through the rules, in process,\nagainst a canned upstream response, and compares what the caller gets.\nExits 0 when every case passes, 1 when any fails.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "signpost test: name at least one test file, e.g. signpost test configs/tests/tickets.yaml")
-		return exitUsage
-	}
-	var only *regexp.Regexp
-	if *run != "" {
-		var err error
-		if only, err = regexp.Compile(*run); err != nil {
-			fmt.Fprintf(stderr, "signpost test: --run %q does not compile: %v\n", *run, err)
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
 			return exitUsage
 		}
-	}
-	passed, failed := 0, 0
-	for _, file := range fs.Args() {
-		p, f, err := runTestFile(file, only, stdout)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			failed++
-			continue
+		if fs.NArg() == 0 {
+			fmt.Fprintln(stderr, "signpost test: name at least one test file, e.g. signpost test configs/tests/tickets.yaml")
+			return exitUsage
 		}
-		passed += p
-		failed += f
+		var only *regexp.Regexp
+		if *run != "" {
+			var err error
+			if only, err = regexp.Compile(*run); err != nil {
+				fmt.Fprintf(stderr, "signpost test: --run %q does not compile: %v\n", *run, err)
+				return exitUsage
+			}
+		}
+		passed, failed := 0, 0
+		for _, file := range fs.Args() {
+			p, f, err := runTestFile(file, only, stdout)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				failed++
+				continue
+			}
+			passed += p
+			failed += f
+		}
+		fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+		if failed > 0 {
+			return exitFindings
+		}
+		return exitOK
 	}
-	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return exitFindings
-	}
-	return exitOK
 }
 
 func runTestFile(file string, only *regexp.Regexp, out io.Writer) (passed, failed int, err error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -9,20 +10,37 @@ import (
 	"github.com/signpost-proxy/signpost/suggest"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
+// version is set at build time with -ldflags "-X main.version=v1.2.3",
+// as deploy/build.sh does; it wins over the module version Go records.
 var version = "dev"
 
-func printVersion(_ []string, stdout, _ io.Writer) int {
-	fmt.Fprintln(stdout, versionString())
-	return exitOK
+const versionHelp = `Usage: signpost version
+
+Prints signpost's version, the Go release that built it, the commit it was
+built from (+dirty when the work tree had changes) and the platform.`
+
+// printVersion prints the version line; it takes no flags.
+func printVersion(*flag.FlagSet) runFunc {
+	return func(_ []string, stdout, _ io.Writer) int {
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
+	}
 }
 
 func versionString() string {
-	s := "signpost " + version
-	commit, dirty := "", false
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if version == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-			s = "signpost " + info.Main.Version
+	info, _ := debug.ReadBuildInfo()
+	return versionLine(version, info)
+}
+
+// versionLine is the version line of a binary stamped with set by the
+// linker and built as info says (nil when it says nothing): the commit
+// and whether the tree was modified come from the build's VCS settings,
+// as go build records them in a repository's checkout.
+func versionLine(set string, info *debug.BuildInfo) string {
+	v, commit, dirty := set, "", false
+	if info != nil {
+		if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
 		}
 		for _, kv := range info.Settings {
 			switch kv.Key {
@@ -33,7 +51,7 @@ func versionString() string {
 			}
 		}
 	}
-	s += " (" + runtime.Version()
+	s := "signpost " + v + " (" + runtime.Version()
 	if commit != "" {
 		if len(commit) > 12 {
 			commit = commit[:12]
