@@ -15,7 +15,7 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-var updateImport = flag.Bool("update", false, "rewrite the golden rule files under testdata/ instead of comparing with them")
+var update = flag.Bool("update", false, "rewrite the golden files, the rule files under testdata/ and docs/cli.md, instead of comparing with them")
 
 // importRun runs signpost with args and stdin as standard input.
 func importRun(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -57,7 +57,7 @@ func TestImportGolden(t *testing.T) {
 				t.Fatalf("exit %d, stderr:\n%s", code, errs)
 			}
 			mustParseImported(t, tc.golden, []byte(out))
-			if *updateImport {
+			if *update {
 				if err := os.WriteFile(tc.golden, []byte(out), 0o644); err != nil {
 					t.Fatal(err)
 				}

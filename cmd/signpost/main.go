@@ -16,6 +16,9 @@
 //	signpost mcp --config FILE [--listen ADDR]
 package main
 
+// docs/cli.md is rendered from the commands' flag sets.
+//go:generate go test . -run ^TestCLIDocs$ -update
+
 import (
 	"flag"
 	"fmt"
