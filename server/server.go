@@ -49,6 +49,10 @@ type ServeOptions struct {
 	// Ready, if set, is called with the bound addresses once both listeners
 	// accept connections (useful with port 0).
 	Ready func(listen, admin net.Addr)
+	// InProcess, if set, is called before the listeners open with the
+	// handler the agents' listener serves, each request by the rules in
+	// force on its arrival: callers in this process call it directly.
+	InProcess func(http.Handler)
 	// DrainTimeout bounds how long shutdown waits for requests in flight
 	// once the agents' listener is closed. Zero means 10 seconds.
 	DrainTimeout time.Duration
@@ -133,6 +137,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	rl := newReloader(p, load, build, opts.Metrics, log, time.Now)
 	rl.listenFixed, rl.adminFixed = opts.Listen != "", opts.Admin != ""
+	if opts.InProcess != nil {
+		opts.InProcess(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.Proxy().ServeHTTP(w, r) }))
+	}
 	opts.Metrics.Loaded(float64(rl.Status().Since.UnixNano()) / 1e9)
 
 	listen, adminAddr := cfg.Listen, cfg.Admin

@@ -3,6 +3,7 @@ package mcp
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -92,10 +93,11 @@ func readBody(res *http.Response, max int64) ([]byte, *rewrite.Error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r, max+1))
 	switch {
+	case errors.Is(err, errOverLimit) || int64(len(body)) > max:
+		// Cut short on the wire or once decoded, it is over the bound.
+		return nil, tooLarge(res, max)
 	case err != nil:
 		return nil, unreadable(res, "it broke off")
-	case int64(len(body)) > max:
-		return nil, tooLarge(res, max)
 	}
 	return body, nil
 }

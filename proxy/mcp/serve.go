@@ -2,9 +2,9 @@
 // and output (for desktop agents) or streamable HTTP (for remote ones).
 //
 // Each tools/call is made into the HTTP request its route describes and
-// sent through the very pipeline signpost serve runs, on a loopback
-// listener of its own: the same validation, upstream call, rewrite,
-// metrics, admin endpoints and reloads. A success comes back as the
+// handed, in process, to the very pipeline signpost serve runs: the same
+// validation, upstream call, rewrite, metrics, admin endpoints and
+// reloads. A success comes back as the
 // upstream's body; an error as a tool execution error carrying signpost's
 // body as structured content and its Text rendering as text.
 //
@@ -41,8 +41,9 @@ const DefaultSessionTimeout = 30 * time.Minute
 // Options configure Serve.
 type Options struct {
 	// Proxy configures the pipeline as it does for signpost serve. Its
-	// Listen is replaced by a loopback port of its own, which only the
-	// tools call; its Load, when set, reloads the tools with the rules.
+	// Listen is replaced by a loopback port, since calls reach the
+	// pipeline in process; its Load, when set, reloads the tools with the
+	// rules.
 	Proxy server.ServeOptions
 	// Listen is the address of the streamable HTTP transport, served at
 	// Endpoint. Empty serves one session over In and Out instead.
@@ -68,9 +69,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	pipe := newLoopback()
-	defer pipe.close()
+	pipe := &inProcess{log: log}
 	f := newFront(opts.Version, cfg.Learn.CallerHeader, pipe.send, log)
+	pipe.limit = f.maxResult + 1 // one byte more tells an answer over the bound
 	validateBefore(cfg)
 	f.publish(cfg)
 
@@ -93,31 +94,34 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 			return c, nil
 		}
 	}
-	type bound struct{ listen, admin net.Addr }
-	ready := make(chan bound, 1)
-	popts.Ready = func(listen, admin net.Addr) { ready <- bound{listen, admin} }
+	ready := make(chan net.Addr, 1) // the admin listener's address
+	popts.Ready = func(_, admin net.Addr) { ready <- admin }
+	popts.InProcess = func(h http.Handler) { pipe.h = h }
 	// The pipeline stops after the transport, so that calls in flight
 	// are answered.
 	pctx, stopPipeline := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPipeline()
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(pctx, cfg, popts) }()
-	var at bound
+	var admin net.Addr
 	select {
-	case at = <-ready:
+	case admin = <-ready:
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 		stopPipeline()
 		return <-done
 	}
-	pipe.host = at.listen.String()
 
 	var err error
 	if opts.Listen == "" {
-		err = f.serveStdio(ctx, opts, at.admin, len(cfg.Routes))
+		err = f.serveStdio(ctx, opts, admin, len(cfg.Routes))
 	} else {
-		err = f.serveHTTP(ctx, opts, at.admin, len(cfg.Routes))
+		err = f.serveHTTP(ctx, opts, admin, len(cfg.Routes))
+	}
+	if drain := positive(opts.Proxy.DrainTimeout, server.DefaultDrainTimeout); !pipe.wait(drain) {
+		log.Error("tool calls still in flight after the drain timeout were left to finish alone", "drain_timeout", drain.String())
+		err = errors.Join(err, fmt.Errorf("tool calls still in flight after the drain timeout (%v) were left to finish alone", drain))
 	}
 	stopPipeline()
 	return errors.Join(err, <-done)
@@ -244,29 +248,3 @@ func positive(v, fallback time.Duration) time.Duration {
 	}
 	return v
 }
-
-// loopback sends requests to the pipeline's own listener.
-type loopback struct {
-	host   string // the pipeline's address, set once it listens
-	client *http.Client
-}
-
-func newLoopback() *loopback {
-	t := &http.Transport{
-		Proxy:               nil, // never an HTTP proxy from the environment
-		DisableCompression:  true,
-		MaxIdleConns:        64,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-	}
-	return &loopback{client: &http.Client{Transport: t,
-		// A redirect is the upstream's answer to the model, not to follow.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-func (l *loopback) send(r *http.Request) (*http.Response, error) {
-	r.URL.Host, r.Host = l.host, l.host
-	return l.client.Do(r)
-}
-
-func (l *loopback) close() { l.client.CloseIdleConnections() }
