@@ -14,6 +14,8 @@
 //	signpost version
 //	signpost healthcheck [--admin ADDR] [--ready]
 //	signpost mcp --config FILE [--listen ADDR]
+//
+// docs/cli.md lists every command with its flags, their defaults and help.
 package main
 
 // docs/cli.md is rendered from the commands' flag sets.
