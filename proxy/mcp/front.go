@@ -95,10 +95,12 @@ func (f *front) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallTo
 		hreq.Header.Set(h, req.Session.ID())
 	}
 	res, err := f.send(hreq)
+	if ctx.Err() != nil {
+		// The client gave up on the call: whatever the pipeline made of
+		// that is no answer to it.
+		return nil, ctx.Err()
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		f.log.Warn("the pipeline did not answer a tool call", "route", name, "error", err.Error())
 		return errorResult(rewrite.Failure(http.StatusServiceUnavailable, "signpost_unavailable",
 			"signpost gave no answer, as when it is shutting down; the call may or may not have taken effect, so check before repeating it", false)), nil

@@ -3,6 +3,8 @@ package mcp
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // TestInProcess hands requests to a handler in place of the pipeline and
@@ -112,5 +115,30 @@ func TestAnswerKeepsTheBound(t *testing.T) {
 	}
 	if got := a.body.String(); got != "abcde" || a.status != http.StatusOK {
 		t.Errorf("kept %d %q, want 200 \"abcde\"", a.status, got)
+	}
+}
+
+// TestCallGivenUp: a call the client gave up on while the pipeline served
+// it is answered with the cancellation, not with what the pipeline made
+// of it.
+func TestCallGivenUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	send := func(r *http.Request) (*http.Response, error) {
+		cancel()
+		<-r.Context().Done()
+		a := &answer{header: http.Header{}, limit: 1 << 10}
+		a.WriteHeader(http.StatusServiceUnavailable)
+		return a.response(r, nil), nil
+	}
+	f := newFront("test", "", send, slog.New(slog.DiscardHandler))
+	cfg, err := rules.Parse("tickets.yaml", []byte("routes:\n  get_ticket:\n    method: GET\n    path: /tickets/{ticket_id}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.publish(cfg)
+	req := &sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Name: "get_ticket", Arguments: json.RawMessage(`{"ticket_id":"T-1"}`)}}
+	if res, err := f.call(ctx, req); !errors.Is(err, context.Canceled) {
+		t.Errorf("call: %+v, %v; want the cancellation", res, err)
 	}
 }
