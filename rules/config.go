@@ -217,6 +217,7 @@ type Field struct {
 	Example   string            // one value that satisfies the constraint
 	Min, Max  *float64          // bounds for integer and number formats
 	MaxLength int               // in characters; zero means no bound
+	MinLength int               // in characters; zero means none
 	// ListCost is what listing Enum in a message costs, in o200k_base
 	// tokens; Listed says whether that fits the field's budget. When it
 	// does not, messages state the rule and did_you_mean does the rest.

@@ -97,7 +97,23 @@ func isEmail(s string) bool {
 	return err == nil && a.Name == "" && a.Address == s
 }
 
+// isInteger accepts what JSON Schema's "integer" accepts, so that the
+// exported schema and the check agree: 30 and also 30.0 or 3e1, JSON
+// having one number model; past 2^53 only digits, which stay exact.
 func isInteger(s string) bool {
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return true
+	}
+	if !isNumber(s) {
+		return false
+	}
+	n, _ := strconv.ParseFloat(s, 64)
+	return n == math.Trunc(n) && math.Abs(n) <= 1<<53
+}
+
+// plainInteger reports whether s is an integer written in digits alone,
+// without a fraction or an exponent.
+func plainInteger(s string) bool {
 	_, err := strconv.ParseInt(s, 10, 64)
 	return err == nil
 }
@@ -169,7 +185,7 @@ func (f *Field) Check(v gjson.Result) bool {
 		}
 		return true
 	}
-	if f.Enum == nil && f.Pattern == nil && f.MaxLength == 0 {
+	if f.Enum == nil && f.Pattern == nil && f.MaxLength == 0 && f.MinLength == 0 {
 		return true // declared for echoing and presence only
 	}
 	if v.Type != gjson.String {
@@ -179,6 +195,9 @@ func (f *Field) Check(v gjson.Result) bool {
 		return false
 	}
 	if f.Pattern != nil && !f.matchesPattern(v.Str) {
+		return false
+	}
+	if f.MinLength > 0 && utf8.RuneCountInString(v.Str) < f.MinLength {
 		return false
 	}
 	return f.MaxLength == 0 || utf8.RuneCountInString(v.Str) <= f.MaxLength
@@ -235,11 +254,9 @@ func (f *Field) constraintText() string {
 	case f.Pattern != nil:
 		b.WriteString("must match the pattern ")
 		b.WriteString(f.Pattern.String())
-		if f.MaxLength > 0 {
-			b.WriteString(" in at most " + strconv.Itoa(f.MaxLength) + " characters")
-		}
-	case f.MaxLength > 0:
-		return "must be a string of at most " + strconv.Itoa(f.MaxLength) + " characters"
+		b.WriteString(lengthIn(f.MinLength, f.MaxLength))
+	case f.MaxLength > 0 || f.MinLength > 0:
+		return "must be " + stringRule(f.MinLength, f.MaxLength, "")
 	case f.Required:
 		return "is required"
 	default:
@@ -273,6 +290,159 @@ func (f *Field) defaultExample() string {
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// stringRule states a free-text length rule: "a string of at most 200
+// characters", "a non-empty string" for a least length of one. adj, as
+// "non-blank ", qualifies the string.
+func stringRule(min, max int, adj string) string {
+	if min == 1 && adj == "" {
+		adj = "non-empty "
+	}
+	s := "a " + adj + "string"
+	switch {
+	case min > 1 && max > 0:
+		s += " of " + strconv.Itoa(min) + " to " + strconv.Itoa(max) + " characters"
+	case min > 1:
+		s += " of at least " + strconv.Itoa(min) + " characters"
+	case max > 0:
+		s += " of at most " + strconv.Itoa(max) + " characters"
+	}
+	return s
+}
+
+// lengthIn states a pattern field's length bounds: " in at most 20
+// characters", or "" when there are none.
+func lengthIn(min, max int) string {
+	switch {
+	case min > 0 && max > 0:
+		return " in " + strconv.Itoa(min) + " to " + strconv.Itoa(max) + " characters"
+	case min == 1:
+		return " in at least 1 character"
+	case min > 1:
+		return " in at least " + strconv.Itoa(min) + " characters"
+	case max > 0:
+		return " in at most " + strconv.Itoa(max) + " characters"
+	}
+	return ""
+}
+
+// Fault states what is wrong with v, the field's value as the request
+// carried it, when the field is reported at fault: the field's rule,
+// preceded or replaced by what the rule alone would not say, so that no
+// body states a rule the value already meets. That is: missing (and where
+// a renamed body value lives), empty or blank, of the wrong JSON type, a
+// timestamp's offset other than Z, an integer written with a fraction.
+func (f *Field) Fault(v gjson.Result) string {
+	if !v.Exists() {
+		if !f.Required {
+			return f.Rule
+		}
+		where := ""
+		if f.In == InBody && f.Key != f.Name {
+			where = " at " + f.Key
+		}
+		if f.Rule == "is required" {
+			return "is required" + where
+		}
+		return "is required" + where + "; " + f.Rule
+	}
+	if v.Type == gjson.Null {
+		return f.Rule
+	}
+	if want := f.jsonType(); want != "" && f.In == InBody && want != jsonKind(v) {
+		return "must be a JSON " + want + ", not " + article(jsonKind(v)) + "; " + f.Rule
+	}
+	if s := f.blankFault(v); s != "" {
+		return s
+	}
+	s := v.Str
+	if v.Type != gjson.String {
+		s = v.Raw
+	}
+	switch {
+	case f.Format == nil:
+	case f.Format.Name == "rfc3339-utc":
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && !strings.HasSuffix(s, "Z") {
+			if _, off := t.Zone(); off == 0 {
+				return "must be " + f.Format.Noun + ", with the offset written Z, e.g. " + f.Example
+			}
+			return "must be " + f.Format.Noun + ": convert the time to UTC and write the offset Z, e.g. " + f.Example
+		}
+	case f.Format.Name == "integer":
+		if f.Check(v) && !plainInteger(s) {
+			return "must be written without a fraction or exponent; " + f.Rule
+		}
+	}
+	return f.Rule
+}
+
+// jsonType is the JSON type a body value of the field must have, or ""
+// when any will do.
+func (f *Field) jsonType() string {
+	switch {
+	case f.Format != nil && f.Format.Kind == gjson.True:
+		return "boolean"
+	case f.Format != nil && f.Format.Kind == gjson.Number:
+		return "number"
+	case f.Format != nil, f.Enum != nil, f.Pattern != nil, f.MaxLength > 0, f.MinLength > 0:
+		return "string"
+	}
+	return ""
+}
+
+// jsonKind names v's JSON type: string, number, boolean, object, array or
+// null.
+func jsonKind(v gjson.Result) string {
+	switch {
+	case v.Type == gjson.String:
+		return "string"
+	case v.Type == gjson.Number:
+		return "number"
+	case v.Type == gjson.True || v.Type == gjson.False:
+		return "boolean"
+	case v.IsArray():
+		return "array"
+	case v.IsObject():
+		return "object"
+	}
+	return "null"
+}
+
+// article puts "a" or "an" before a JSON type's name.
+func article(kind string) string {
+	if kind == "array" || kind == "object" {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
+// blankFault reports a string that is empty or only white space, for a
+// free-text field whose rule it would otherwise seem to meet: "is empty;"
+// then the rule with a least length of one. It is "" for any other value,
+// and for a field whose enum, format or pattern the value breaks, which
+// the rule says already.
+func (f *Field) blankFault(v gjson.Result) string {
+	if v.Type != gjson.String || strings.TrimSpace(v.Str) != "" || f.Enum != nil || f.Format != nil ||
+		f.Pattern != nil && !f.matchesPattern(v.Str) {
+		return ""
+	}
+	what, adj := "is empty; ", ""
+	if v.Str != "" {
+		what, adj = "is blank; ", "non-blank "
+	}
+	var rule string
+	if f.Pattern != nil {
+		probe := *f
+		probe.MinLength = max(1, f.MinLength)
+		rule = probe.constraintText()
+	} else {
+		rule = "must be " + stringRule(max(1, f.MinLength), f.MaxLength, adj)
+	}
+	if f.Lookup != nil {
+		rule += "; " + lookupHint(f)
+	}
+	return what + rule
+}
 
 // Permits reports whether s is one of an enum field's values, hidden ones
 // included.

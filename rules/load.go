@@ -300,7 +300,7 @@ var (
 	learnKeys = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
 	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors", "description"}
-	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length",
+	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}

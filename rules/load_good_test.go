@@ -175,14 +175,16 @@ route create_event POST /calendars/{calendar_id}/events @6:3 body=true validate=
   field source in=body key=meta.source required @22:7: is required
   field tenant in=header key=X-Tenant required @23:7: is required
   field dry_run in=query key=dry_run @24:7: must be true or false
-  error[0] @26:9 status=4xx body=Invalid (?P<received>[a-z]+) -> invalid_field message="the upstream rejected a field"
-route replace_event PUT /events/{event_id} @29:3 body=true validate=after format=json unmatched=wrap
-  field event_id in=path key=event_id required @33:7: is required
-  field title in=body key=title @34:7: was rejected by the upstream
-route delete_event DELETE /events/{event_id:[0-9]+} @35:3 body=false validate=after format=json unmatched=wrap
-  field event_id in=path key=event_id required @39:7: must be an integer, e.g. 42
-  field reason in=query key=reason @40:7: was rejected by the upstream
-  error[0] @42:9 status=409, 423, 5xx json=error.code regex=^LOCKED -> event_locked message="the event is locked" retryable=true
+  field summary in=body key=summary required @25:7: must be a non-empty string of at most 120 characters
+  field handle in=body key=handle @26:7: must match the pattern ^[a-z]*$ in at least 2 characters, e.g. ada
+  error[0] @28:9 status=4xx body=Invalid (?P<received>[a-z]+) -> invalid_field message="the upstream rejected a field"
+route replace_event PUT /events/{event_id} @31:3 body=true validate=after format=json unmatched=wrap
+  field event_id in=path key=event_id required @35:7: is required
+  field title in=body key=title @36:7: was rejected by the upstream
+route delete_event DELETE /events/{event_id:[0-9]+} @37:3 body=false validate=after format=json unmatched=wrap
+  field event_id in=path key=event_id required @41:7: must be an integer, e.g. 42
+  field reason in=query key=reason @42:7: was rejected by the upstream
+  error[0] @44:9 status=409, 423, 5xx json=error.code regex=^LOCKED -> event_locked message="the event is locked" retryable=true
 `},
 	}
 	for _, tt := range tests {

@@ -108,6 +108,10 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 			if v, ok := l.integer(kv.val, p, 1, 1<<20, "200"); ok {
 				f.MaxLength = int(v)
 			}
+		case "min_length":
+			if v, ok := l.integer(kv.val, p, 1, 1<<20, "1"); ok {
+				f.MinLength = int(v)
+			}
 		}
 	}
 	if in != "" {
@@ -180,6 +184,16 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 			fixed = "format " + f.Format.Name
 		}
 		l.errorf(at["max_length"], join(path, "max_length"), "max_length %d bounds free text, and the %s already fixes the value's form; drop max_length", f.MaxLength, fixed)
+	}
+	if at["min_length"] != nil && f.MinLength > 0 && (f.Enum != nil || f.Format != nil) {
+		fixed := "enum"
+		if f.Format != nil {
+			fixed = "format " + f.Format.Name
+		}
+		l.errorf(at["min_length"], join(path, "min_length"), "min_length %d bounds free text, and the %s already fixes the value's form; drop min_length", f.MinLength, fixed)
+	}
+	if f.MinLength > 0 && f.MaxLength > 0 && f.MinLength > f.MaxLength {
+		l.errorf(at["min_length"], join(path, "min_length"), "min_length %d is above max_length %d; a value's length runs from min_length up to max_length, e.g. {min_length: 1, max_length: %d}", f.MinLength, f.MaxLength, f.MaxLength)
 	}
 	if f.Pattern != nil && at["example"] == nil {
 		l.errorf(n, join(path, "example"), "missing; pattern %q needs one value that matches it, so callers see the form as well as the rule, e.g. {pattern: '^C-[0-9]+$', example: C-1042}", f.Pattern.String())

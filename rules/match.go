@@ -152,6 +152,30 @@ func (e *ErrorRule) Captured(body *Body) (string, bool) {
 	return "", false
 }
 
+// CapturedValue is text captured from an upstream's body as the JSON value
+// it stands for, so that an echo keeps the type the request sent: sent,
+// the request's own value, when its text is the capture (44 stays 44, "44"
+// stays "44"); else, for a numeric or boolean field, a capture that reads
+// as such a JSON value; else the text.
+func CapturedValue(f *Field, s string, sent gjson.Result) gjson.Result {
+	switch sent.Type {
+	case gjson.String:
+		if sent.Str == s {
+			return sent
+		}
+	case gjson.Number, gjson.True, gjson.False:
+		if sent.Raw == s {
+			return sent
+		}
+	}
+	if f != nil && f.Format != nil && f.Format.Kind != gjson.String && s == strings.TrimSpace(s) && gjson.Valid(s) {
+		if v := gjson.Parse(s); v.Type == f.Format.Kind || f.Format.Kind == gjson.True && v.Type == gjson.False {
+			return v
+		}
+	}
+	return Text(s)
+}
+
 func capture(re *regexp.Regexp, b []byte) (string, bool) {
 	m := re.FindSubmatchIndex(b)
 	i := re.SubexpIndex(CaptureGroup)

@@ -25,8 +25,10 @@ import (
 //   - a query, path or header argument has its natural JSON type (integer
 //     for format: integer), where the proxy takes the same value as text.
 //
-// Two gaps remain that JSON Schema cannot state: an integer written 5.0
-// or beyond 64 bits passes "type": "integer" but not format: integer.
+// Integers agree: format: integer takes 5.0 and 1e3 as "type": "integer"
+// does. One gap remains that JSON Schema cannot state: an integer beyond
+// 64 bits, or beyond 2^53 written with a fraction or exponent, passes
+// "type": "integer" but not format: integer.
 
 // JSONSchemaDraft is the dialect of the schemas InputSchema builds.
 const JSONSchemaDraft = "https://json-schema.org/draft/2020-12/schema"
@@ -78,6 +80,7 @@ type Property struct {
 	Enum      []string `json:"enum,omitempty"`
 	Format    string   `json:"format,omitempty"`
 	Pattern   string   `json:"pattern,omitempty"`
+	MinLength int      `json:"minLength,omitempty"`
 	MaxLength int      `json:"maxLength,omitempty"`
 	Minimum   *float64 `json:"minimum,omitempty"`
 	Maximum   *float64 `json:"maximum,omitempty"`
@@ -180,7 +183,7 @@ var jsonFormats = map[string]string{"rfc3339-utc": "date-time", "date": "date", 
 func (f *Field) property() *Property {
 	p := &Property{Name: f.Name}
 	switch {
-	case f.Enum != nil || f.Format != nil || f.Pattern != nil || f.MaxLength > 0:
+	case f.Enum != nil || f.Format != nil || f.Pattern != nil || f.MaxLength > 0 || f.MinLength > 0:
 		p.Description = f.Rule
 	case f.Lookup != nil:
 		p.Description = lookupHint(f)
@@ -220,13 +223,13 @@ func (f *Field) property() *Property {
 		p.Type = "string"
 		p.Pattern = f.Pattern.String()
 		p.Examples = []any{f.Example}
-	case f.MaxLength > 0 || f.In != InBody:
+	case f.MaxLength > 0 || f.MinLength > 0 || f.In != InBody:
 		p.Type = "string" // free text, or any value that arrives as text
 	case f.Required:
 		p.Not = &Property{Type: "null"}
 	}
 	if f.Format == nil {
-		p.MaxLength = f.MaxLength
+		p.MinLength, p.MaxLength = f.MinLength, f.MaxLength
 	}
 	return p
 }
