@@ -3,6 +3,7 @@ package rewrite
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -74,6 +75,21 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 	case rules.InHeader:
 		if vs := r.Header.Values(f.Key); len(vs) > 0 {
 			return rules.Text(vs[0])
+		}
+	}
+	return gjson.Result{}
+}
+
+// flat returns the value of a body field with a nested key (event.when.date)
+// that the request sent at the top level of its body instead, under the
+// key's last part or the field's name, or a zero Result.
+func (r *Request) flat(f *rules.Field) gjson.Result {
+	if f.In != rules.InBody || !strings.Contains(f.Key, ".") || r.Value(f).Exists() || !r.bodyJSON {
+		return gjson.Result{}
+	}
+	for _, name := range []string{f.Key[strings.LastIndexByte(f.Key, '.')+1:], f.Name} {
+		if v := rules.Lookup(r.text, name, true); v.Exists() {
+			return v
 		}
 	}
 	return gjson.Result{}

@@ -250,16 +250,24 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 		e.Field = f.Name
 	}
 	var sent gjson.Result // the field's value, for a lookup's argument
-	if s, ok := rule.Captured(up.Body); ok {
-		e.Received = appendEcho(nil, s, maxReceived)
-		sent = rules.Text(s)
-	} else if f != nil && req != nil {
-		if sent = req.Value(f); sent.Exists() {
-			e.Received = appendValue(nil, sent, maxReceived)
+	if f != nil && req != nil {
+		sent = req.Value(f)
+	}
+	captured, isCaptured := rule.Captured(up.Body)
+	if f != nil && rule.StatesRule && (sent.Exists() || !isCaptured) {
+		// The field's rule may be one the value meets (an empty title, a
+		// missing value): say what the upstream refused instead.
+		msg, flat := fault(f, req, sent)
+		e.Message = msg + strings.TrimPrefix(rule.Message, f.Rule)
+		if !sent.Exists() {
+			sent = flat
 		}
 	}
-	if f != nil && rule.StatesRule && e.Received == nil && f.Required && f.Rule != "is required" {
-		e.Message = "is required; " + e.Message // the upstream refused a field the request lacked
+	if isCaptured {
+		sent = rules.CapturedValue(f, captured, sent)
+	}
+	if sent.Exists() {
+		e.Received = appendValue(nil, sent, maxReceived)
 	}
 	e.Message = fillReceived(e.Message, e.Received)
 	e.DidYouMean = suggestions(f, sent)
@@ -283,6 +291,10 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 // A proxy that renders one error after another can so keep one Error for
 // them.
 func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
+	if b := matchedBodyFault(route, rule, up, req); b != nil {
+		*e = *b
+		return e
+	}
 	e.setMatched(rule, up, req, lim.Received)
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
 		return e
@@ -303,6 +315,22 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 		return e
 	}
 	return Batch(up.Status, faults, lim.Errors)
+}
+
+// matchedBodyFault is BodyFault for an upstream error that rule matched to
+// a field, sent with the upstream's status: a body that is not one JSON
+// object, not the fields it was read for, is what to fix. An error about a
+// field outside the body that the field's value explains is left to it.
+func matchedBodyFault(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request) *Error {
+	f := rule.Field
+	if f == nil || req == nil || up.Status >= 500 || f.In != rules.InBody && f.Check(req.Value(f)) {
+		return nil
+	}
+	b := BodyFault(route, req)
+	if b != nil {
+		b.Status = up.Status
+	}
+	return b
 }
 
 // carried reports whether a request carried a value that can fill a call's

@@ -1,10 +1,14 @@
 package rewrite
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/tidwall/gjson"
 )
 
 // DefaultMaxErrors caps the entries of a batched body.
@@ -30,16 +34,35 @@ func validate(route *rules.Route, req *Request, maxReceived int, known *Entry) [
 		if f.Check(v) {
 			continue
 		}
-		e := Entry{Field: f.Name, Code: FieldCode(route, f), Message: f.Rule}
+		msg, flat := fault(f, req, v)
+		e := Entry{Field: f.Name, Code: FieldCode(route, f), Message: msg}
+		if !v.Exists() {
+			v = flat
+		}
 		if v.Exists() {
 			e.Received = appendValue(nil, v, maxReceived)
 			e.DidYouMean = suggestions(f, v)
-		} else if f.Rule != "is required" {
-			e.Message = "is required; " + f.Rule
 		}
 		out = append(out, e)
 	}
 	return out
+}
+
+// fault states what is wrong with v, field f's value in req (see
+// rules.Field.Fault). A body value missing at its nested key but sent at
+// the top level of the body is said to belong at its key, and returned as
+// flat, to echo.
+func fault(f *rules.Field, req *Request, v gjson.Result) (msg string, flat gjson.Result) {
+	if !v.Exists() && req != nil {
+		if flat = req.flat(f); flat.Exists() {
+			msg = "belongs at " + f.Key + ", not at the top level"
+			if f.Rule != "is required" {
+				msg += "; " + f.Rule
+			}
+			return msg, flat
+		}
+	}
+	return f.Fault(v), flat
 }
 
 // FieldCode is the code a fault of field f carries: that of the route's
@@ -88,15 +111,8 @@ const CodeInvalidJSON = "invalid_json_body"
 // declared field conforms, else the body to answer with, status 400,
 // without calling the upstream.
 func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
-	if len(req.Body) > 0 && route.HasBodyFields() && !rules.IsJSON(req.Body) {
-		var names []string
-		for _, f := range route.Fields {
-			if f.In == rules.InBody {
-				names = append(names, f.Name)
-			}
-		}
-		return &Error{Status: 400, Code: CodeInvalidJSON,
-			Message: "the request body is not valid JSON; send one JSON object with the fields " + strings.Join(names, ", ")}
+	if e := BodyFault(route, req); e != nil {
+		return e
 	}
 	e := Batch(400, Validate(route, req, lim.Received), lim.Errors)
 	if e != nil && len(e.Errors) == 0 {
@@ -109,4 +125,86 @@ func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
 		}
 	}
 	return e
+}
+
+// BodyFault describes a request body that is not one JSON object, on a
+// route with body fields, status 400: what is wrong with it, and the
+// object expected. It is nil for a JSON object, an empty body, and a
+// route without body fields, whose body signpost never reads.
+func BodyFault(route *rules.Route, req *Request) *Error {
+	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() {
+		return nil
+	}
+	what := bodyProblem(req.Body)
+	if what == "" {
+		return nil
+	}
+	var names []string
+	for _, f := range route.Fields {
+		if f.In == rules.InBody {
+			names = append(names, f.Name)
+		}
+	}
+	return &Error{Status: 400, Code: CodeInvalidJSON,
+		Message: "the request body " + what + "; send one JSON object with the fields " + strings.Join(names, ", ")}
+}
+
+// bodyProblem says what keeps b from being one JSON object, in words of
+// signpost's own (never the body's text, which is the caller's), or ""
+// when it is one.
+func bodyProblem(b []byte) string {
+	if rules.IsJSON(b) {
+		switch v := gjson.ParseBytes(b); {
+		case v.IsObject():
+			return ""
+		case v.IsArray():
+			return "is a JSON array"
+		case v.Type == gjson.Null:
+			return "is JSON null"
+		case v.Type == gjson.String:
+			return "is a JSON string"
+		case v.Type == gjson.Number:
+			return "is a JSON number"
+		default:
+			return "is a JSON boolean"
+		}
+	}
+	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+		return "starts with a byte order mark"
+	}
+	if gjson.ValidBytes(b) {
+		return "nests deeper than " + strconv.Itoa(rules.MaxJSONDepth) + " levels"
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var first json.RawMessage
+	err := dec.Decode(&first)
+	if err == nil {
+		if len(bytes.TrimSpace(first)) > 0 && first[0] == '{' {
+			return "has text after the JSON object"
+		}
+		return "has text after the first JSON value"
+	}
+	if formEncoded(b) {
+		return "is form-encoded, not JSON"
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "is not JSON: " + syn.Error() + ", at byte " + strconv.FormatInt(syn.Offset, 10)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "is blank"
+	}
+	return "is not JSON: it ends before the JSON value does"
+}
+
+// formEncoded reports whether b reads as an HTML form's fields,
+// name=value pairs joined by &.
+func formEncoded(b []byte) bool {
+	for pair := range strings.SplitSeq(string(b), "&") {
+		name, _, ok := strings.Cut(pair, "=")
+		if !ok || name == "" || strings.ContainsAny(name, "{}\" \t\r\n:") {
+			return false
+		}
+	}
+	return true
 }
