@@ -19,7 +19,8 @@ func TestFieldFault(t *testing.T) {
       title: {required: true, max_length: 200}
       note: {min_length: 1, max_length: 20}
       code: {min_length: 3}
-      slug: {pattern: '^[a-z]*$', example: ada}
+      slug: {pattern: '^[0-9a-z]*$', example: ada}
+      level: {enum: ["1", "2", "3"]}
       any: {required: true}
       minutes: {format: integer, min: 1, max: 120}
       amount: {format: number}
@@ -35,12 +36,12 @@ func TestFieldFault(t *testing.T) {
 		{"title", `"x"`, "must be a string of at most 200 characters"},
 		{"title", `""`, "is empty; must be a non-empty string of at most 200 characters"},
 		{"title", `" \t"`, "is blank; must be a non-blank string of at most 200 characters"},
-		{"title", `42`, "must be a JSON string, not a number; must be a string of at most 200 characters"},
+		{"title", `42`, "must be a string of at most 200 characters"},
 		{"note", `""`, "is empty; must be a non-empty string of at most 20 characters"},
 		{"code", `""`, "is empty; must be a string of at least 3 characters"},
 		{"code", `"  "`, "is blank; must be a non-blank string of at least 3 characters"},
-		{"slug", `""`, "is empty; must match the pattern ^[a-z]*$ in at least 1 character, e.g. ada"},
-		{"slug", `" "`, "must match the pattern ^[a-z]*$, e.g. ada"},
+		{"slug", `""`, "is empty; must match the pattern ^[0-9a-z]*$ in at least 1 character, e.g. ada"},
+		{"slug", `" "`, "must match the pattern ^[0-9a-z]*$, e.g. ada"},
 		{"any", absent, "is required"},
 		{"any", `""`, "is empty; must be a non-empty string"},
 		{"any", `[]`, "is required"},
@@ -52,7 +53,9 @@ func TestFieldFault(t *testing.T) {
 		{"amount", `"12.50"`, "must be a JSON number, not a string; must be a number, e.g. 3.5"},
 		{"urgent", `"true"`, "must be a JSON boolean, not a string; must be true or false"},
 		{"urgent", `1`, "must be a JSON boolean, not a number; must be true or false"},
-		{"status", `true`, "must be a JSON string, not a boolean; must be one of: open, closed"},
+		{"status", `true`, "must be one of: open, closed"},
+		{"level", `1`, "must be a JSON string, not a number; must be one of: 1, 2, 3"},
+		{"slug", `12`, "must be a JSON string, not a number; must match the pattern ^[0-9a-z]*$, e.g. ada"},
 		{"status", `""`, "must be one of: open, closed"},
 		{"due_at", `"2026-03-11T09:14:02+00:00"`, "must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-03-11T09:14:02Z"},
 		{"due_at", `"2026-03-11T09:14:02-00:00"`, "must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-03-11T09:14:02Z"},

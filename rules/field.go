@@ -349,8 +349,8 @@ func (f *Field) Fault(v gjson.Result) string {
 	if v.Type == gjson.Null {
 		return f.Rule
 	}
-	if want := f.jsonType(); want != "" && f.In == InBody && want != jsonKind(v) {
-		return "must be a JSON " + want + ", not " + article(jsonKind(v)) + "; " + f.Rule
+	if f.wrongType(v) {
+		return "must be a JSON " + f.jsonType() + ", not " + article(jsonKind(v)) + "; " + f.Rule
 	}
 	if s := f.blankFault(v); s != "" {
 		return s
@@ -374,6 +374,22 @@ func (f *Field) Fault(v gjson.Result) string {
 		}
 	}
 	return f.Rule
+}
+
+// wrongType reports whether body value v has a JSON type the field does
+// not take, where the rule alone would not say so: always for a number or
+// boolean (a string "30" seems to meet "an integer from 1 to 120"), and for
+// a string when the value's text would pass (1 for an enum of "1", "2");
+// "must be one of: p1, p2, p3" says enough for 7.
+func (f *Field) wrongType(v gjson.Result) bool {
+	want := f.jsonType()
+	if want == "" || f.In != InBody || want == jsonKind(v) {
+		return false
+	}
+	if want != "string" {
+		return true
+	}
+	return f.MaxLength == 0 && f.MinLength == 0 && f.Check(Text(v.Raw))
 }
 
 // jsonType is the JSON type a body value of the field must have, or ""

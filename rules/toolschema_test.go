@@ -283,6 +283,8 @@ func TestToolSchemaAgreesWithProxy(t *testing.T) {
 		{"bookings", "book_slot", "minutes under min", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":10}`, false, ""},
 		{"bookings", "book_slot", "minutes over max", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":241}`, false, ""},
 		{"bookings", "book_slot", "minutes fractional", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":30.5}`, false, ""},
+		{"bookings", "book_slot", "minutes written 30.0", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":30.0}`, true, ""},
+		{"bookings", "book_slot", "minutes written 3e1", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":3e1}`, true, ""},
 		{"bookings", "book_slot", "minutes as text", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":"30"}`, false, ""},
 		{"bookings", "list_slots", "date", `{"room_id":"R-12","date":"2026-03-11"}`, true, ""},
 		{"bookings", "list_slots", "date with a time", `{"room_id":"R-12","date":"2026-03-11T09:00:00Z"}`, false, ""},
@@ -326,13 +328,13 @@ func routeNamed(t *testing.T, cfg *rules.Config, name string) *rules.Route {
 // must be one of the deliberate differences.
 func TestToolSchemaNeverMoreLenient(t *testing.T) {
 	common := []string{`null`, `true`, `false`, `0`, `1`, `-1`, `3.5`, `10`, `14`, `15`, `42`, `50`, `51`, `240`,
-		`241`, `500`, `501`, `0.01`, `0.001`, `0.5`, `9.5`, `10000`, `10001`, `{}`, `[]`, `""`, `"x"`, `"42"`, `"true"`,
+		`241`, `500`, `501`, `30.0`, `1e3`, `5.5`, `0.01`, `0.001`, `0.5`, `9.5`, `10000`, `10001`, `{}`, `[]`, `""`, `"x"`, `"42"`, `"true"`,
 		`"open"`, `"OPEN"`, `"next Friday"`, `"2026-03-11"`, `"2026-02-30"`, `"2026-3-11"`, `"2026-03-11T09:14:02Z"`,
 		`"2026-03-11T09:14:02.5Z"`, `"2026-03-11T09:14:02+01:00"`, `"2026-03-11 09:14:02Z"`, `"2026-03-11t09:14:02z"`,
 		`"2026-03-11T24:00:00Z"`, `"3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b"`, `"3F2B8C1E-6D4A-4E2B-9F7A-1C2D3E4F5A6B"`,
 		`"3f2b8c1e6d4a4e2b9f7a1c2d3e4f5a6b"`, `"ada@example.com"`, `"Ada <ada@example.com>"`, `"ada@"`, `"T-8841"`,
 		`"T-8841x"`, `"C-1042"`, `"acme"`, `"R-12"`, `"eng-3"`, `"A-100200"`, `"ABC"`, `"ABCD"`, `"GB"`, `"UK"`, `"XK"`,
-		strconv.Quote(strings.Repeat("é", 80)), strconv.Quote(strings.Repeat("é", 81)), strconv.Quote(strings.Repeat("x", 201))}
+		`"  "`, strconv.Quote(strings.Repeat("é", 80)), strconv.Quote(strings.Repeat("é", 81)), strconv.Quote(strings.Repeat("x", 201))}
 	files, _ := filepath.Glob("../configs/*.yaml")
 	files = append(files, "testdata/formats.good.yaml", "testdata/merge.good.yaml")
 	checked := 0
