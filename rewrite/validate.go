@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
@@ -187,9 +188,23 @@ func bodyProblem(b []byte) string {
 	if formEncoded(b) {
 		return "is form-encoded, not JSON"
 	}
+	if !utf8.Valid(b) {
+		return "is not JSON: it is not UTF-8 text"
+	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
-		return "is not JSON: " + syn.Error() + ", at byte " + strconv.FormatInt(syn.Offset, 10)
+		at := " at byte " + strconv.FormatInt(syn.Offset, 10)
+		var c byte
+		if syn.Offset > 0 && int(syn.Offset) <= len(b) {
+			c = b[syn.Offset-1]
+		}
+		switch {
+		case c == '\'':
+			return "is not JSON: a string" + at + " is in single quotes, where JSON takes double quotes"
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			return "is not JSON: text" + at + " is not in double quotes"
+		}
+		return "is not JSON: an unexpected character" + at
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return "is blank"
