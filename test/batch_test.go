@@ -137,7 +137,7 @@ func TestBatchCapped(t *testing.T) {
 			`"recipient_country":"NL","weight_grams":"5","length_cm":10,"width_cm":10,"height_cm":10,"ship_on":"2026-03-11","service":"standard"}`))
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
 		`{"field":"sender_country","code":"invalid_sender_country","message":"must be one of: DE, FR, NL","received":"de"},`+
-		`{"field":"weight_grams","code":"invalid_weight_grams","message":"must be an integer from 1 to 30000, e.g. 1","received":"5"}],"retryable":false}`)
+		`{"field":"weight_grams","code":"invalid_weight_grams","message":"must be a JSON number, not a string; must be an integer from 1 to 30000, e.g. 1","received":"5"}],"retryable":false}`)
 
 	line := def.waitLog(t, "rejected before the upstream", map[string]any{"route": "create_shipment"})
 	if fields, _ := line["fields"].([]any); len(fields) == 0 || !slices.Contains(fields, any("sender_name")) {

@@ -53,7 +53,11 @@ func TestRequestBodyForwarded(t *testing.T) {
 	}
 
 	const withReceived = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
-	const withoutReceived = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","retryable":false}`
+	// A body that is not one JSON object is the fault, whatever field the
+	// upstream named.
+	notJSON := func(what string) string {
+		return `{"error":"invalid_json_body","message":"the request body ` + what + `; send one JSON object with the fields status","retryable":false}`
+	}
 	tooLarge := func(limit string) string {
 		return `{"error":"request_body_too_large","message":"the request body is over ` + limit + `, the most signpost reads to check its fields; send a smaller body","retryable":false}`
 	}
@@ -67,8 +71,8 @@ func TestRequestBodyForwarded(t *testing.T) {
 		{"odd spacing and escapes", ticketsConfig,
 			[]byte("{\n  \"status\" : \"OPEN\",\t\"note\":\"caf\xc3\xa9 \\u00e9 \\\"q\\\"\"\n}\r\n"), false, withReceived},
 		{"small, chunked", ticketsConfig, []byte(`{"status":"OPEN"}`), true, withReceived},
-		{"not JSON", ticketsConfig, []byte("status=OPEN&x=%00"), false, withoutReceived},
-		{"binary", ticketsConfig, []byte("\x00\xff\xfe{\"status\":\"OPEN\"}"), false, withoutReceived},
+		{"not JSON", ticketsConfig, []byte("status=OPEN&x=%00"), false, notJSON("is form-encoded, not JSON")},
+		{"binary", ticketsConfig, []byte("\x00\xff\xfe{\"status\":\"OPEN\"}"), false, notJSON("is not JSON: it is not UTF-8 text")},
 		{"over the 1 MiB default", ticketsConfig, statusBody(1<<20 + 1), false, tooLarge("1 MiB")},
 		{"at the 1 KiB bound", "testdata/small_limits.yaml", statusBody(1 << 10), false, withReceived},
 		{"at the 1 KiB bound, chunked", "testdata/small_limits.yaml", statusBody(1 << 10), true, withReceived},
