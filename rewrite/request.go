@@ -41,13 +41,7 @@ type bodyValue struct {
 func (r *Request) Value(f *rules.Field) gjson.Result {
 	switch f.In {
 	case rules.InBody:
-		if !r.bodyChecked {
-			r.bodyJSON, r.bodyChecked = r.Body != nil && rules.IsJSON(r.Body), true
-			if r.bodyJSON {
-				r.text = string(r.Body)
-			}
-		}
-		if !r.bodyJSON {
+		if r.bodyObject(); !r.bodyJSON {
 			break
 		}
 		for _, b := range r.read[:r.nRead] {
@@ -78,6 +72,18 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 		}
 	}
 	return gjson.Result{}
+}
+
+// bodyObject reports whether the body is one JSON object, parsing it at
+// most once for this and for Value.
+func (r *Request) bodyObject() bool {
+	if !r.bodyChecked {
+		r.bodyJSON, r.bodyChecked = r.Body != nil && rules.IsJSON(r.Body), true
+		if r.bodyJSON {
+			r.text = string(r.Body)
+		}
+	}
+	return r.bodyJSON && gjson.Parse(r.text).IsObject()
 }
 
 // flat returns the value of a body field with a nested key (event.when.date)

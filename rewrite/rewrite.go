@@ -257,10 +257,11 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	if f != nil && rule.StatesRule && (sent.Exists() || !isCaptured) {
 		// The field's rule may be one the value meets (an empty title, a
 		// missing value): say what the upstream refused instead.
-		msg, flat := fault(f, req, sent)
-		e.Message = msg + strings.TrimPrefix(rule.Message, f.Rule)
-		if !sent.Exists() {
-			sent = flat
+		if msg, flat := fault(f, req, sent); msg != f.Rule {
+			e.Message = msg + strings.TrimPrefix(rule.Message, f.Rule)
+			if !sent.Exists() {
+				sent = flat
+			}
 		}
 	}
 	if isCaptured {

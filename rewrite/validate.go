@@ -136,6 +136,9 @@ func BodyFault(route *rules.Route, req *Request) *Error {
 	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() {
 		return nil
 	}
+	if req.bodyObject() {
+		return nil
+	}
 	what := bodyProblem(req.Body)
 	if what == "" {
 		return nil

@@ -361,8 +361,8 @@ func (f *Field) Fault(v gjson.Result) string {
 	}
 	switch {
 	case f.Format == nil:
-	case f.Format.Name == "rfc3339-utc":
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && !strings.HasSuffix(s, "Z") {
+	case f.Format.Name == "rfc3339-utc" && withOffset(s):
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 			if _, off := t.Zone(); off == 0 {
 				return "must be " + f.Format.Noun + ", with the offset written Z, e.g. " + f.Example
 			}
@@ -404,6 +404,13 @@ func (f *Field) jsonType() string {
 		return "string"
 	}
 	return ""
+}
+
+// withOffset reports whether s ends as a timestamp with a numeric offset,
+// such as +01:00, before it is parsed (a failed parse allocates).
+func withOffset(s string) bool {
+	n := len(s)
+	return n >= len("2006-01-02T15:04:05+00:00") && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':'
 }
 
 // jsonKind names v's JSON type: string, number, boolean, object, array or
