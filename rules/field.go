@@ -251,6 +251,8 @@ func (f *Field) constraintText() string {
 		case f.Max != nil:
 			b.WriteString(" of at most " + num(*f.Max))
 		}
+	case f.Pattern != nil && f.RuleText != "":
+		return f.patternRule()
 	case f.Pattern != nil:
 		b.WriteString("must match the pattern ")
 		b.WriteString(f.Pattern.String())
@@ -267,6 +269,20 @@ func (f *Field) constraintText() string {
 		b.WriteString(f.Example)
 	}
 	return b.String()
+}
+
+// patternRule states a pattern field's constraint in the author's words,
+// which agents read in place of the regex: then the length limit, and the
+// example unless the words name it already.
+func (f *Field) patternRule() string {
+	s := f.RuleText
+	if f.MaxLength > 0 {
+		s += " in at most " + strconv.Itoa(f.MaxLength) + " characters"
+	}
+	if f.Example != "" && !strings.Contains(f.RuleText, f.Example) {
+		s += ", e.g. " + f.Example
+	}
+	return s
 }
 
 // defaultExample is the example a field shows when it gives none: its

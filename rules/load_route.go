@@ -205,6 +205,7 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 		probe := *f
 		probe.In = InQuery // the example is written as text
 		probe.Required = true
+		probe.RuleText = "" // the author reads the pattern itself
 		if !probe.Check(Text(f.Example)) {
 			probe.Example = probe.defaultExample()
 			l.errorf(at["example"], join(path, "example"), "example %q does not satisfy the field's own rule: %s", f.Example, probe.ruleText())
@@ -255,11 +256,12 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 		}
 	}
 	if f.Enum == nil {
-		for _, k := range []string{"hidden", "aliases", "rule", "list_tokens"} {
+		for _, k := range []string{"hidden", "aliases", "list_tokens"} {
 			if at[k] != nil {
 				l.errorf(at[k], join(path, k), "%s applies to a set of permitted values; add enum: or catalog:", k)
 			}
 		}
+		l.ruleWithoutSet(f, path, at)
 		return
 	}
 	// Sets, not lists: a file near MaxFileSize may list 500,000 values.
@@ -317,6 +319,25 @@ func (l *loader) valueSet(f *Field, n *yaml.Node, path string, at map[string]*ya
 	f.Listed = f.ListCost >= 0 && f.ListCost <= f.ListBudget
 	if !f.Listed && f.RuleText == "" {
 		f.RuleText = fmt.Sprintf("must be one of %d permitted values", len(f.Enum))
+	}
+}
+
+// ruleWithoutSet refuses a rule: on a field that is neither a set nor a
+// pattern: a format or a max_length is worded by signpost already, and a
+// field with no constraint has nothing to word.
+func (l *loader) ruleWithoutSet(f *Field, path string, at map[string]*yaml.Node) {
+	n := at["rule"]
+	if n == nil || f.Pattern != nil || at["catalog"] != nil {
+		return
+	}
+	const words = "rule words a pattern or a set of permitted values"
+	switch {
+	case f.Format != nil:
+		l.errorf(n, join(path, "rule"), "%s; format %s words this field already (%s); drop rule", words, f.Format.Name, f.constraintText())
+	case f.MaxLength > 0:
+		l.errorf(n, join(path, "rule"), "%s, and this field has max_length only (%s); add pattern: with an example, or drop rule", words, f.constraintText())
+	case at["pattern"] == nil:
+		l.errorf(n, join(path, "rule"), "%s, and this field has neither; add pattern: with an example, enum: or catalog:, or drop rule", words)
 	}
 }
 

@@ -133,6 +133,7 @@ func TestRuleFileSchemaRejects(t *testing.T) {
 		{"pattern without example", route + "    fields:\n      s: {pattern: '^a$'}\n", "/routes/update_ticket/fields/s"},
 		{"numeric enum value", route + "    fields:\n      s: {enum: [1, 2]}\n", "/routes/update_ticket/fields/s/enum/0"},
 		{"hidden without a set", route + "    fields:\n      s: {hidden: [a]}\n", "/routes/update_ticket/fields/s"},
+		{"rule on a format", route + "    fields:\n      s: {format: date, rule: a day}\n", "/routes/update_ticket/fields/s"},
 		{"min without a numeric format", route + "    fields:\n      s: {format: date, min: 1}\n", "/routes/update_ticket/fields/s"},
 		{"futile and retryable", route + "    errors:\n      - match: {status: 409}\n        code: c\n        message: m\n        futile: stop\n        retryable: true\n", "/routes/update_ticket/errors/0"},
 		{"size too large", "limits: {error_body: 999999999}\n" + route, "/limits/error_body"},
