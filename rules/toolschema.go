@@ -39,9 +39,11 @@ const JSONSchemaDraft = "https://json-schema.org/draft/2020-12/schema"
 //     each with $schema and the tool's description;
 //   - openai: the Chat Completions tools list,
 //     [{"type": "function", "function": {"name", "description", "parameters"}}];
+//   - openai-strict: the same list for OpenAI's strict mode, "strict": true
+//     (see Schema.strictMembers);
 //   - anthropic: the Messages API tools list, [{"name", "description", "input_schema"}];
 //   - mcp: an MCP tools/list result, {"tools": [{"name", "description", "inputSchema"}]}.
-var ToolFormats = []string{"jsonschema", "openai", "anthropic", "mcp"}
+var ToolFormats = []string{"jsonschema", "openai", "openai-strict", "anthropic", "mcp"}
 
 // Tool is a route as an LLM tool definition.
 type Tool struct {
@@ -339,6 +341,98 @@ func (s *Schema) members() object {
 	return append(o, member{"additionalProperties", true})
 }
 
+// strictMembers writes the schema in the subset of JSON Schema OpenAI's
+// strict mode takes (the Structured Outputs guide, "Supported schemas"):
+// every argument is listed in required, an optional one as a union with
+// null, which the proxy reads as absent; no undeclared argument is allowed;
+// every property has a type, a body field with no constraint a string,
+// number or boolean; and keywords strict mode does not support (examples,
+// maxLength, not) are left out, the description stating their rule.
+func (s *Schema) strictMembers() object {
+	props := make(object, len(s.Properties))
+	names := make([]string, len(s.Properties))
+	for i, p := range s.Properties {
+		props[i] = member{p.Name, p.strictMembers(contains(s.Required, p.Name))}
+		names[i] = p.Name
+	}
+	return object{{"type", "object"}, {"properties", props}, {"required", names}, {"additionalProperties", false}}
+}
+
+// strictMembers writes the property for strict mode; see
+// Schema.strictMembers.
+func (p *Property) strictMembers(required bool) object {
+	var o object
+	switch {
+	case p.Type != "" && required:
+		o = append(o, member{"type", p.Type})
+	case p.Type != "":
+		o = append(o, member{"type", []string{p.Type, "null"}})
+	default:
+		// Any value: strict mode cannot state an object or array of
+		// unknown members, so the schema is stricter than the proxy.
+		anyOf := []object{{{"type", "string"}}, {{"type", "number"}}, {{"type", "boolean"}}}
+		if !required {
+			anyOf = append(anyOf, object{{"type", "null"}})
+		}
+		o = append(o, member{"anyOf", anyOf})
+	}
+	if p.Description != "" {
+		o = append(o, member{"description", p.Description})
+	}
+	if p.Enum != nil {
+		enum := make([]any, len(p.Enum), len(p.Enum)+1)
+		for i, v := range p.Enum {
+			enum[i] = v
+		}
+		if !required {
+			enum = append(enum, nil)
+		}
+		o = append(o, member{"enum", enum})
+	}
+	if p.Format != "" {
+		o = append(o, member{"format", p.Format})
+	}
+	if p.Pattern != "" {
+		o = append(o, member{"pattern", p.Pattern})
+	}
+	if p.Minimum != nil {
+		o = append(o, member{"minimum", *p.Minimum})
+	}
+	if p.Maximum != nil {
+		o = append(o, member{"maximum", *p.Maximum})
+	}
+	return o
+}
+
+// strictLimits reports a tool past the limits OpenAI's strict mode sets on
+// one schema: 5000 properties, 1000 enum values, 120,000 characters of
+// property names and enum values, and 15,000 characters for an enum of
+// more than 250 values.
+func (t Tool) strictLimits() error {
+	values, chars := 0, 0
+	for _, p := range t.Input.Properties {
+		chars += len(p.Name)
+		n := 0
+		for _, v := range p.Enum {
+			n += len(v)
+		}
+		if len(p.Enum) > 250 && n > 15000 {
+			return fmt.Errorf("tool %s: argument %s lists %d values of %d characters, past the 15,000 OpenAI's strict mode takes for an enum of more than 250; use --format openai", t.Name, p.Name, len(p.Enum), n)
+		}
+		values += len(p.Enum)
+		chars += n
+	}
+	switch {
+	case len(t.Input.Properties) > 5000:
+		return fmt.Errorf("tool %s: %d arguments, past the 5000 properties OpenAI's strict mode takes; use --format openai", t.Name, len(t.Input.Properties))
+	case values > 1000:
+		return fmt.Errorf("tool %s: %d enum values, past the 1000 OpenAI's strict mode takes in one schema; use --format openai", t.Name, values)
+	case chars > 120000:
+		return fmt.Errorf("tool %s: %d characters of argument names and enum values, past the 120,000 OpenAI's strict mode takes; use --format openai", t.Name, chars)
+	}
+	return nil
+}
+
 // MarshalTools writes the file's tools, indented, in one of ToolFormats.
 func (c *Config) MarshalTools(format string) ([]byte, error) {
 	tools := c.Tools()
@@ -356,6 +450,16 @@ func (c *Config) MarshalTools(format string) ([]byte, error) {
 		for i, t := range tools {
 			list[i] = object{{"type", "function"},
 				{"function", object{{"name", t.Name}, {"description", t.Description}, {"parameters", t.Input}}}}
+		}
+		doc = list
+	case "openai-strict":
+		list := make([]object, len(tools))
+		for i, t := range tools {
+			if err := t.strictLimits(); err != nil {
+				return nil, err
+			}
+			list[i] = object{{"type", "function"}, {"function", object{{"name", t.Name}, {"description", t.Description},
+				{"strict", true}, {"parameters", t.Input.strictMembers()}}}}
 		}
 		doc = list
 	case "anthropic":

@@ -67,7 +67,7 @@ func TestToolsGolden(t *testing.T) {
 func TestMarshalToolsUnknownFormat(t *testing.T) {
 	cfg := mustLoad(t, "../configs/tickets.yaml")
 	_, err := cfg.MarshalTools("gemini")
-	if err == nil || !strings.Contains(err.Error(), `unknown tool format "gemini"; formats: jsonschema, openai, anthropic, mcp`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown tool format "gemini"; formats: jsonschema, openai, openai-strict, anthropic, mcp`) {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -132,8 +132,9 @@ func TestToolSchemasCompile(t *testing.T) {
 				if format == "jsonschema" && s["$schema"] != rules.JSONSchemaDraft {
 					t.Errorf("%s: $schema = %v", name, s["$schema"])
 				}
-				if s["type"] != "object" || s["additionalProperties"] != true {
-					t.Errorf("%s: want an object schema that allows undeclared arguments; got %v", name, s)
+				// OpenAI's strict mode allows no undeclared argument.
+				if s["type"] != "object" || s["additionalProperties"] != (format != "openai-strict") {
+					t.Errorf("%s: want an object schema that allows undeclared arguments, except in openai-strict; got %v", name, s)
 				}
 				compileSchema(t, name, s)
 			}
@@ -171,7 +172,7 @@ func toolSchemas(t *testing.T, format string, text []byte) []map[string]any {
 		for _, name := range orderOfKeys(t, text) {
 			out = append(out, m[name].(map[string]any))
 		}
-	case "openai":
+	case "openai", "openai-strict":
 		for _, tool := range doc.([]any) {
 			tool := tool.(map[string]any)
 			if tool["type"] != "function" {

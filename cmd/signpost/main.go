@@ -7,7 +7,7 @@
 //	signpost check [-v] [--strict] [--format text|json] FILE...
 //	signpost test [--run REGEXP] TESTFILE...
 //	signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT]
-//	signpost schema FILE [--format jsonschema|openai|anthropic|mcp]
+//	signpost schema FILE [--format jsonschema|openai|openai-strict|anthropic|mcp]
 //	signpost import openapi SPEC [-o FILE]
 //	signpost aliases --from LOGFILE [--config FILE]
 //	signpost demo

@@ -22,6 +22,11 @@ reads the constraints before its first call. Hidden values are left out.
 
   jsonschema  {"<tool>": <schema with $schema and description>, ...}
   openai      Chat Completions tools: [{"type": "function", "function": {...}}]
+  openai-strict
+              the same for OpenAI's strict mode ("strict": true): every argument
+              required, an optional one sent as null (signpost reads null as
+              absent), no undeclared arguments, and only the keywords strict
+              mode supports; the descriptions state the rules left out
   anthropic   Messages API tools: [{"name", "description", "input_schema"}]
   mcp         an MCP tools/list result: {"tools": [{"name", "description", "inputSchema"}]}
 

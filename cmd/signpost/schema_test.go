@@ -27,6 +27,8 @@ func TestSchemaCommand(t *testing.T) {
 	}{
 		{name: "openai, flag after the file", args: []string{"schema", "../../configs/tickets.yaml", "--format", "openai"},
 			stdout: golden("tickets.openai.json")},
+		{name: "openai-strict", args: []string{"schema", "../../configs/tickets.yaml", "--format", "openai-strict"},
+			stdout: golden("tickets.openai-strict.json")},
 		{name: "mcp, flag before the file", args: []string{"schema", "--format=mcp", "../../configs/tickets.yaml"},
 			stdout: golden("tickets.mcp.json")},
 		{name: "jsonschema by default", args: []string{"schema", "../../configs/tickets.yaml"},
@@ -34,9 +36,9 @@ func TestSchemaCommand(t *testing.T) {
 		{name: "anthropic, a catalog", args: []string{"schema", "../../configs/addresses.yaml", "-format", "anthropic"},
 			stdout: golden("addresses.anthropic.json")},
 		{name: "unknown format", args: []string{"schema", "../../configs/tickets.yaml", "--format", "opneai"}, code: 2,
-			stderr: []string{`signpost schema: unknown --format "opneai"; did you mean "openai"? formats: jsonschema, openai, anthropic, mcp`}},
+			stderr: []string{`signpost schema: unknown --format "opneai"; did you mean "openai"? formats: jsonschema, openai, openai-strict, anthropic, mcp`}},
 		{name: "unknown format, nothing close", args: []string{"schema", "../../configs/tickets.yaml", "--format", "yaml"}, code: 2,
-			stderr: []string{`unknown --format "yaml"; formats: jsonschema, openai, anthropic, mcp`}},
+			stderr: []string{`unknown --format "yaml"; formats: jsonschema, openai, openai-strict, anthropic, mcp`}},
 		{name: "no file", args: []string{"schema", "--format", "openai"}, code: 2,
 			stderr: []string{"name the rule file to export, e.g. signpost schema configs/tickets.yaml --format openai"}},
 		{name: "two files", args: []string{"schema", "a.yaml", "b.yaml"}, code: 2,
@@ -49,7 +51,7 @@ func TestSchemaCommand(t *testing.T) {
 				bad + `:5:5: routes.update_ticket: unknown key "feilds"; did you mean "fields"?`,
 				bad + ": 2 problems; no schema written",
 			}},
-		{name: "help", args: []string{"schema", "-h"}, code: 2, stderr: []string{"Usage: signpost schema FILE [--format jsonschema|openai|anthropic|mcp]"}},
+		{name: "help", args: []string{"schema", "-h"}, code: 2, stderr: []string{"Usage: signpost schema FILE [--format jsonschema|openai|openai-strict|anthropic|mcp]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tc.args...)
