@@ -34,6 +34,7 @@ var Formats = []*Format{
 	{Name: "integer", Noun: "an integer", Example: "42", Kind: gjson.Number, valid: isInteger},
 	{Name: "number", Noun: "a number", Example: "3.5", Kind: gjson.Number, valid: isNumber},
 	{Name: "boolean", Noun: "true or false", Example: "true", Kind: gjson.True, valid: isBoolean},
+	{Name: "rfc3339", Noun: "an RFC 3339 timestamp with its offset", Example: "2026-03-11T10:14:02+01:00", Kind: gjson.String, valid: isRFC3339},
 }
 
 // FormatNamed returns the format called name, or nil.
@@ -65,6 +66,35 @@ func isRFC3339UTC(s string) bool {
 	}
 	_, err := time.Parse(time.RFC3339Nano, s)
 	return err == nil
+}
+
+// isRFC3339 takes an RFC 3339 date-time (section 5.6) with any offset, as
+// OpenAPI's and JSON Schema's date-time do: T and Z in either case, and a
+// leap second where the minute ends at 23:59 UTC.
+func isRFC3339(s string) bool {
+	if len(s) < len("2006-01-02T15:04:05Z") || strings.Contains(s, ",") || s[10] != 'T' && s[10] != 't' ||
+		s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	b := []byte(s)
+	b[10] = 'T'
+	if b[len(b)-1] == 'z' {
+		b[len(b)-1] = 'Z'
+	}
+	leap := s[17:19] == "60"
+	if leap {
+		b[18] = '9' // time.Parse takes no second 60
+		b[17] = '5'
+	}
+	if off := b[len(b)-6:]; b[len(b)-1] != 'Z' && (off[1] > '2' || off[1] == '2' && off[2] > '3' || off[4] > '5') {
+		return false // time.Parse takes an offset of up to 24:59
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return false
+	}
+	t = t.UTC()
+	return !leap || t.Hour() == 23 && t.Minute() == 59
 }
 
 func isDate(s string) bool {

@@ -121,7 +121,7 @@ func TestRuleFileSchemaRejects(t *testing.T) {
 	}{
 		{"misspelt route key", route + "    feilds:\n      status: {enum: [open]}\n", "/routes/update_ticket"},
 		{"lower-case method", "routes:\n  update_ticket:\n    method: patch\n    path: /tickets/{ticket_id}\n", "/routes/update_ticket/method"},
-		{"unknown format", route + "    fields:\n      due_at: {format: rfc3339}\n", "/routes/update_ticket/fields/due_at/format"},
+		{"unknown format", route + "    fields:\n      due_at: {format: rfc3339z}\n", "/routes/update_ticket/fields/due_at/format"},
 		{"misspelt top-level key", "upstrem: http://127.0.0.1:8081\n" + route, ""},
 		{"route name not snake_case", "routes:\n  UpdateTicket:\n    method: PATCH\n    path: /t\n", "/routes"},
 		{"status out of range", route + "    errors:\n      - match: {status: 299}\n        code: c\n        message: m\n", "/routes/update_ticket/errors/0/match/status"},

@@ -177,7 +177,7 @@ func (r *Route) InputSchema() *Schema {
 const rfc3339UTC = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?Z$`
 
 // jsonFormats maps the named formats that JSON Schema also names.
-var jsonFormats = map[string]string{"rfc3339-utc": "date-time", "date": "date", "uuid": "uuid", "email": "email"}
+var jsonFormats = map[string]string{"rfc3339-utc": "date-time", "rfc3339": "date-time", "date": "date", "uuid": "uuid", "email": "email"}
 
 // property is the field's schema. An enum or catalog is exported whole,
 // however costly it is to list in a message: a schema is read once per
