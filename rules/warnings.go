@@ -47,7 +47,7 @@ func (c *Config) Warnings() Problems {
 			}
 		}
 		for _, f := range r.Fields {
-			if used[f] || f.Required || f.Enum != nil || f.Format != nil || f.Pattern != nil || f.MaxLength > 0 || f.Lookup != nil {
+			if used[f] || f.Required || f.Enum != nil || f.Format != nil || f.Pattern != nil || f.MaxLength > 0 || f.Lookup != nil || f.Description != "" {
 				continue
 			}
 			warn(f.Pos, fmt.Sprintf("routes.%s.fields.%s", r.Name, f.Name),
