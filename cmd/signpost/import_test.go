@@ -138,15 +138,17 @@ func TestImportRoundTrip(t *testing.T) {
 		{route: "add_pet", field: "photo_urls", in: rules.InBody, key: "photoUrls", required: true},
 		{route: "add_pet", field: "category_id", in: rules.InBody, key: "category.id", format: "integer", example: "42"},
 		{route: "add_pet", field: "category_name", in: rules.InBody, key: "category.name", maxLength: 40},
+		{route: "add_pet", field: "tags", in: rules.InBody, key: "tags"},
 		{route: "get_pet_by_id", field: "pet_id", in: rules.InPath, key: "petId", required: true, format: "integer", min: "1", example: "1"},
 		{route: "delete_pet_pet_id", field: "pet_id", in: rules.InPath, key: "petId", required: true, format: "integer", min: "1", example: "1"},
 		{route: "delete_pet_pet_id", field: "x_api_key", in: rules.InHeader, key: "X-Api-Key", required: true, maxLength: 64},
 		{route: "place_order", field: "pet_id", in: rules.InBody, key: "petId", required: true, format: "integer", example: "42"},
 		{route: "place_order", field: "quantity", in: rules.InBody, key: "quantity", required: true, format: "integer", min: "1", example: "1"},
-		{route: "place_order", field: "ship_date", in: rules.InBody, key: "shipDate", format: "rfc3339-utc", example: "2026-03-11T09:14:02Z"},
+		{route: "place_order", field: "ship_date", in: rules.InBody, key: "shipDate", format: "rfc3339", example: "2026-03-11T10:14:02+01:00"},
 		{route: "place_order", field: "status", in: rules.InBody, key: "status", enum: []string{"placed", "approved", "delivered"}},
 		{route: "place_order", field: "complete", in: rules.InBody, key: "complete", format: "boolean", example: "true"},
 		{route: "place_order", field: "coupon_code", in: rules.InBody, key: "couponCode", pattern: "^[A-Z]{4}-[0-9]{4}$", example: "SAVE-2026"},
+		{route: "place_order", field: "reference", in: rules.InBody, key: "reference"},
 		{route: "place_order", field: "priority", in: rules.InBody, key: "priority", format: "integer", example: "42"},
 		{route: "place_order", field: "contact", in: rules.InBody, key: "contact", format: "email", example: "ada@example.com"},
 		{route: "place_order", field: "note", in: rules.InBody, key: "note", maxLength: 140},
@@ -214,8 +216,8 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 			// Fields come in parameter order, then in the body's document
 			// order, and nothing else is declared: the pattern without an
-			// example (reference) and the array nothing checks (tags) are
-			// comments.
+			// example (reference) is a comment, beside the field declared
+			// without it.
 			for _, r := range cfg.Routes {
 				var names []string
 				for _, f := range r.Fields {
@@ -230,8 +232,9 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 			for _, s := range []string{
 				"# reference: {in: body, pattern: '^R[0-9]+$', example: '<a value that matches>'}",
-				"# tags: {in: body}  # an array: no constraint signpost checks",
-				"rfc3339-utc only Z",
+				"      tags: {in: body, description: an array}\n",
+				"      reference: {in: body, description: text}\n",
+				"    description: Finds pets by status\n",
 				"# priority: enum [1,2,3] is not all text",
 				"    # errors: add a rule per bare error this operation returns; see signpost explain.\n    # The spec documents:\n    #   400: Invalid ID supplied\n    #   404: Pet not found\n",
 				"    #   400: Invalid order\n    #   405: Invalid input\n    #   default: Unexpected error\n",
@@ -275,10 +278,10 @@ func TestImportOutputFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := out + ": 5 routes, 19 fields from testdata/petstore-3.0.yaml; add error rules, then run signpost check " + out; strings.TrimSpace(stdout) != want {
+	if want := out + ": 5 routes, 21 fields from testdata/petstore-3.0.yaml; add error rules, then run signpost check " + out; strings.TrimSpace(stdout) != want {
 		t.Errorf("stdout = %q; want %q", stdout, want)
 	}
-	if code, stdout, stderr := importRun(t, "", "check", out); code != 0 || !strings.Contains(stdout, "ok: 5 routes, 19 fields, 0 error rules") {
+	if code, stdout, stderr := importRun(t, "", "check", out); code != 0 || !strings.Contains(stdout, "ok: 5 routes, 21 fields, 0 error rules") {
 		t.Errorf("signpost check %s: exit %d\n%s%s", out, code, stdout, stderr)
 	}
 }

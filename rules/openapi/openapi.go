@@ -336,10 +336,12 @@ type importField struct {
 	pattern  string
 	example  string
 	maxLen   uint64
+	// description is the spec's own, when short, for the tool's argument.
+	description string
 	// notes are comment lines written above the field.
 	notes []string
 	// what describes an unconstrained value, e.g. "an array", for the
-	// comment that stands in for a field with nothing to check.
+	// description of a field with nothing to check.
 	what string
 	// wantPattern is a pattern the spec gives without an example that
 	// matches it: written as a commented-out field for the author to finish.
@@ -347,8 +349,8 @@ type importField struct {
 }
 
 // checks reports whether the field has anything for signpost to check.
-// One that does not is written as a comment: signpost check warns about a
-// declared field nothing uses.
+// One that does not is declared with a description, so that its tool
+// takes it and signpost check does not call it unused.
 func (d *importField) checks() bool {
 	return d.required || d.enum != nil || d.format != "" || d.pattern != "" || d.maxLen > 0
 }
@@ -383,7 +385,7 @@ func importFields(o specOp) (fields []*importField, notes []string) {
 			notes = append(notes, fmt.Sprintf("path parameter %s: the path %s has no {%s}", p.Name, o.path, p.Name))
 			continue
 		}
-		d := &importField{name: toSnake(p.Name), in: p.In, key: p.Name, required: p.Required || p.In == "path"}
+		d := &importField{name: toSnake(p.Name), in: p.In, key: p.Name, required: p.Required || p.In == "path", description: shortText(p.Description)}
 		schema := p.Schema
 		if schema == nil {
 			for _, mt := range specKeys(p.Content) {
@@ -403,6 +405,9 @@ func importFields(o specOp) (fields []*importField, notes []string) {
 			}
 		}
 		importConstrain(d, specSchema(schema), p.Name, examples)
+		if s := specSchema(schema); d.description == "" && s != nil {
+			d.description = shortText(s.Description)
+		}
 		fields = append(fields, d)
 	}
 	body, bodyNotes := importBodyFields(o)
@@ -459,13 +464,14 @@ func importBodyFields(o specOp) ([]*importField, []string) {
 					notes = append(notes, fmt.Sprintf("%s.%s: an object nested two levels deep; signpost import maps one level, so declare what it needs by hand with a gjson key, e.g. key: %s.%s.name", p.name, c.name, gjsonEscape(p.name), gjsonEscape(c.name)))
 					continue
 				}
-				d := &importField{name: toSnake(p.name + "_" + c.name), in: "body", key: gjsonEscape(p.name) + "." + gjsonEscape(c.name), required: p.required && c.required}
+				d := &importField{name: toSnake(p.name + "_" + c.name), in: "body", key: gjsonEscape(p.name) + "." + gjsonEscape(c.name), required: p.required && c.required,
+					description: shortText(c.schema.Description)}
 				importConstrain(d, c.schema, p.name+"."+c.name, nil)
 				out = append(out, d)
 			}
 			continue
 		}
-		d := &importField{name: toSnake(p.name), in: "body", key: gjsonEscape(p.name), required: p.required}
+		d := &importField{name: toSnake(p.name), in: "body", key: gjsonEscape(p.name), required: p.required, description: shortText(p.schema.Description)}
 		importConstrain(d, p.schema, p.name, nil)
 		out = append(out, d)
 	}
@@ -561,8 +567,9 @@ func withArticle(t string) string {
 	return "a " + t
 }
 
-// openapiFormats maps an OpenAPI string format to signpost's.
-var openapiFormats = map[string]string{"date-time": "rfc3339-utc", "date": "date", "uuid": "uuid", "email": "email"}
+// openapiFormats maps an OpenAPI string format to the signpost format that
+// accepts what it allows: date-time is RFC 3339 with any offset.
+var openapiFormats = map[string]string{"date-time": "rfc3339", "date": "date", "uuid": "uuid", "email": "email"}
 
 // importConstrain fills d's constraint from schema s: an enum of strings, else a
 // format, else a pattern with an example, and max_length for free text.
@@ -598,9 +605,6 @@ func importConstrain(d *importField, s *openapi3.Schema, label string, examples 
 	case t == "string" && s.Format != "":
 		if f, ok := openapiFormats[s.Format]; ok {
 			d.format = f
-			if s.Format == "date-time" {
-				d.notes = append(d.notes, fmt.Sprintf("%s: OpenAPI's date-time allows any UTC offset, rfc3339-utc only Z; drop the format if the API takes offsets", label))
-			}
 			if s.Pattern != "" {
 				d.notes = append(d.notes, fmt.Sprintf("%s: pattern %s left out: a field takes one of enum, format and pattern", label, jsonInline(s.Pattern)))
 			}
@@ -877,13 +881,6 @@ func (w *ruleWriter) route(o specOp, name string) {
 }
 
 func (w *ruleWriter) routeBody(o specOp, name string) {
-	summary := commentText(cmp.Or(o.op.Summary, o.op.Description))
-	if o.op.Deprecated {
-		summary = strings.TrimSpace("(deprecated) " + summary)
-	}
-	if summary != "" {
-		w.comment(2, summary)
-	}
 	path, renamed := o.path, map[string]string{}
 	for _, v := range specTemplateVars(o.path) {
 		if !plainVarName.MatchString(v) {
@@ -901,6 +898,9 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 	w.line(2, "%s:", name)
 	w.line(4, "method: %s", o.method)
 	w.line(4, "path: %s", yamlBlock(path))
+	if d := routeDescription(o.op); d != "" {
+		w.line(4, "description: %s", yamlText(d))
+	}
 	fields, notes := importFields(o)
 	for v, nv := range renamed {
 		notes = append(notes, fmt.Sprintf("path variable {%s} is written {%s}: signpost's variables are plain names; the route matches the same requests", v, nv))
@@ -928,13 +928,13 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 			want.pattern, want.example = d.wantPattern, "<a value that matches>"
 			lines = append(lines, "# "+d.name+": "+want.flow())
 		}
-		switch {
-		case d.checks():
-			lines = append(lines, d.name+": "+d.flow())
-			w.fields++
-		case d.wantPattern == "":
-			lines = append(lines, fmt.Sprintf("# %s: %s  # %s", d.name, d.flow(), strings.TrimPrefix(d.what+": no constraint signpost checks", ": ")))
+		if !d.checks() && d.description == "" {
+			// Declared for the tool, which would otherwise lack it; the
+			// description keeps signpost check from calling it unused.
+			d.description = d.kind()
 		}
+		lines = append(lines, d.name+": "+d.flow())
+		w.fields++
 	}
 	if len(lines) > 0 || len(notes) > 0 {
 		for _, n := range notes {
@@ -994,7 +994,61 @@ func (d *importField) flow() string {
 	if d.maxLen > 0 {
 		parts = append(parts, "max_length: "+strconv.FormatUint(d.maxLen, 10))
 	}
+	if d.description != "" {
+		parts = append(parts, "description: "+yamlFlowText(d.description))
+	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// kind says what value a field with nothing to check takes, for its
+// description: "an array", "text", "any value".
+func (d *importField) kind() string {
+	switch {
+	case strings.HasPrefix(d.what, "a"):
+		return d.what
+	case d.what != "":
+		return "any value"
+	}
+	return "text"
+}
+
+// routeDescription is what the route's tool says it does: the operation's
+// summary, then its description when short; else the first sentence of a
+// long description, when short.
+func routeDescription(op *openapi3.Operation) string {
+	summary, desc := shortText(op.Summary), shortText(op.Description)
+	if summary == "" && op.Summary != "" {
+		summary = commentText(op.Summary) // cut, with an ellipsis
+	}
+	var parts []string
+	for _, s := range []string{summary, desc} {
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		if first, _, ok := strings.Cut(flatten(op.Description), ". "); ok {
+			parts = append(parts, shortText(first+"."))
+		}
+	}
+	text := strings.Join(parts, " ")
+	if len(parts) == 2 && !strings.HasSuffix(summary, ".") {
+		text = summary + ". " + desc
+	}
+	if op.Deprecated {
+		text = strings.TrimSpace("(deprecated) " + text)
+	}
+	return text
+}
+
+// shortText is s flattened to one line when it is short enough for a
+// description (200 characters), else "".
+func shortText(s string) string {
+	s = flatten(s)
+	if utf8.RuneCountInString(s) > 200 {
+		return ""
+	}
+	return s
 }
 
 // specErrorResponses lists the documented error responses of an operation as
@@ -1115,6 +1169,32 @@ func yaml11Bool(s string) bool {
 		return true
 	}
 	return false
+}
+
+// yamlPlainText is prose a block mapping's value may hold unquoted;
+// yamlReadsAs then checks that YAML reads it back as the same string.
+var yamlPlainText = regexp.MustCompile(`^[A-Za-z0-9(][^#\x00-\x1f\x7f]*$`)
+
+// yamlText renders prose, such as a description, as the value of a block
+// mapping's key: plain when YAML reads it back unchanged, else quoted.
+func yamlText(s string) string {
+	if yamlPlainText.MatchString(s) && !strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
+		!strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("k: ", s, "") {
+		return s
+	}
+	return yamlQuoted(s)
+}
+
+// yamlPlainFlowText is prose a flow mapping may hold unquoted: no comma,
+// bracket, brace, colon or #.
+var yamlPlainFlowText = regexp.MustCompile(`^[A-Za-z0-9(][A-Za-z0-9 _./@+\-'’()!?;]*$`)
+
+// yamlFlowText renders prose, such as a description, inside a flow mapping.
+func yamlFlowText(s string) string {
+	if yamlPlainFlowText.MatchString(s) && !strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("[", s, "]") {
+		return s
+	}
+	return yamlQuoted(s)
 }
 
 // yamlBlock renders s as the value of a block mapping's key.

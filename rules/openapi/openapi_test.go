@@ -34,11 +34,14 @@ func TestToSnake(t *testing.T) {
 func TestYAMLScalars(t *testing.T) {
 	for _, s := range []string{"open", "yes", "No", "on", "true", "null", "~", "1", "1.5", "0x1f", "2026-03-11",
 		"a,b", "a: b", "a #b", "it's", `say "hi"`, "[x]", "{x}", "-", "- x", "?", "&a", "*a", "!t", "%x", "@x", "`x",
-		" lead", "trail ", "tab\there", "line\nbreak", "\u2028", "é", "a\\.b", "^[A-Z]+$", "/pet/{petId}", ""} {
+		" lead", "trail ", "tab\there", "The pet's id", "Lists pets. Newest first, then by name", "(deprecated) x", "a: b c", "x #y",
+		"No", "it's: here", "What? Yes!", "line\nbreak", "\u2028", "é", "a\\.b", "^[A-Z]+$", "/pet/{petId}", ""} {
 		for _, tc := range []struct{ prefix, rendered, suffix string }{
 			{"[", yamlFlow(s), "]"},
 			{"k: ", yamlBlock(s), ""},
 			{"[", yamlQuoted(s), "]"},
+			{"k: ", yamlText(s), ""},
+			{"[", yamlFlowText(s), "]"},
 		} {
 			var n yaml.Node
 			doc := tc.prefix + tc.rendered + tc.suffix
