@@ -39,7 +39,8 @@ type Error struct {
 	DidYouMean []string
 	// Errors lists every field fault of a batched body, in declared order.
 	Errors []Entry
-	// Unlisted holds the faults past the cap: counted and logged, not sent.
+	// Unlisted holds the faults past the cap: counted and logged, sent
+	// by field name only.
 	Unlisted []Entry
 	// NextCall is the call to make before this one can succeed, or nil.
 	NextCall *Call
@@ -54,6 +55,9 @@ type Entry struct {
 	Field, Code, Message string
 	Received             []byte // JSON, or nil
 	DidYouMean           []string
+	// SameAs names the earlier entry whose message this one shares: the
+	// body says same_as in its place, so that each rule is stated once.
+	SameAs string
 }
 
 // Call names a route and the arguments to call it with.
@@ -69,7 +73,7 @@ type Argument struct {
 }
 
 // JSON renders e as signpost's own format, members in the order error,
-// field, message, received, errors, next_call, retryable,
+// field, message, received, errors, unlisted, next_call, retryable,
 // retry_after_seconds.
 func (e *Error) JSON() []byte {
 	return e.AppendJSON(make([]byte, 0, 160+len(e.Message)+len(e.Received)))
@@ -144,7 +148,11 @@ func (e *Error) members(o *object, messageKey string) {
 			item := openObject(o.b)
 			item.str("field", en.Field)
 			item.str("code", en.Code)
-			item.str("message", en.Message)
+			if en.SameAs != "" {
+				item.str("same_as", en.SameAs)
+			} else {
+				item.str("message", en.Message)
+			}
 			if en.Received != nil {
 				item.raw("received", en.Received)
 			}
@@ -153,6 +161,17 @@ func (e *Error) members(o *object, messageKey string) {
 				item.b = appendStringList(item.b, en.DidYouMean)
 			}
 			o.b = item.bytes()
+		}
+		o.b = append(o.b, ']')
+	}
+	if len(e.Unlisted) > 0 {
+		o.member("unlisted")
+		o.b = append(o.b, '[')
+		for i, en := range e.Unlisted {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = appendQuoted(o.b, en.Field, -1)
 		}
 		o.b = append(o.b, ']')
 	}

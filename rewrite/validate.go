@@ -81,8 +81,11 @@ func FieldCode(route *rules.Route, f *rules.Field) string {
 }
 
 // Batch folds field faults into one body sent with status: the flat
-// single-error shape for one fault, validation_failed listing at most max
-// (zero means DefaultMaxErrors) for more, and nil for none.
+// single-error shape for one fault, validation_failed for more, and nil for
+// none. Every faulty field is named and each message stated once: a fault
+// whose message an earlier entry states refers to it (same_as); at most max
+// entries (zero means DefaultMaxErrors) state a message, and the faults
+// past them are named in unlisted.
 func Batch(status int, faults []Entry, max int) *Error {
 	switch len(faults) {
 	case 0:
@@ -96,12 +99,53 @@ func Batch(status int, faults []Entry, max int) *Error {
 	}
 	n := len(faults)
 	msg := strconv.Itoa(n) + " fields are invalid; fix each one listed, then repeat the call."
-	if n > max {
-		msg = strconv.Itoa(n) + " fields are invalid, the first " + strconv.Itoa(max) +
-			" listed here; fix them, then repeat the call."
-		return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults[:max:max], Unlisted: faults[max:]}
+	listed, unlisted := faults, []Entry(nil)
+	if n > max || repeats(faults) {
+		listed, unlisted = stateOnce(faults, max)
 	}
-	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: faults}
+	if len(unlisted) > 0 {
+		msg = strconv.Itoa(n) + " fields are invalid, " + strconv.Itoa(len(listed)) + " listed here with their rules and " +
+			strconv.Itoa(len(unlisted)) + " more named in unlisted; fix them all, then repeat the call."
+	}
+	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: listed, Unlisted: unlisted}
+}
+
+// repeats reports whether two faults share a message.
+func repeats(faults []Entry) bool {
+	for i := range faults {
+		for j := range i {
+			if faults[j].Message == faults[i].Message {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stateOnce lists faults in order, each message stated by the first entry
+// that has it and referred to by the later ones; past max messages stated,
+// a fault with a new message is left unlisted.
+func stateOnce(faults []Entry, max int) (listed, unlisted []Entry) {
+	listed = make([]Entry, 0, len(faults))
+	stated := 0
+next:
+	for _, f := range faults {
+		for _, l := range listed {
+			if l.SameAs == "" && l.Message == f.Message {
+				f.SameAs = l.Field
+				listed = append(listed, f)
+				continue next
+			}
+		}
+		if stated == max {
+			unlisted = append(unlisted, f)
+			continue
+		}
+		f.SameAs = ""
+		stated++
+		listed = append(listed, f)
+	}
+	return listed, unlisted
 }
 
 // CodeInvalidJSON is the code of a request body that is not JSON on a route

@@ -90,21 +90,36 @@ var shipmentFields = [][2]string{
 }
 
 // cappedBody is the answer to a call missing the first n shipment fields
-// when a body lists at most max.
+// when a body states at most max rules: each rule is stated by the first
+// field that breaks it and referred to by the later ones (same_as); a field
+// with a rule past the max is named in unlisted.
 func cappedBody(n, max int) string {
-	var entries []string
-	for _, f := range shipmentFields[:min(n, max)] {
+	var entries, unlisted []string
+	first := map[string]string{} // rule -> the field stating it
+	for _, f := range shipmentFields[:n] {
 		code := "invalid_" + f[0]
-		entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","message":"`+f[1]+`"}`)
+		switch by, ok := first[f[1]]; {
+		case ok:
+			entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","same_as":"`+by+`"}`)
+		case len(first) == max:
+			unlisted = append(unlisted, `"`+f[0]+`"`)
+		default:
+			first[f[1]] = f[0]
+			entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","message":"`+f[1]+`"}`)
+		}
 	}
-	return fmt.Sprintf(`{"error":"validation_failed","message":"%d fields are invalid, the first %d listed here; fix them, then repeat the call.","errors":[%s],"retryable":false}`,
-		n, max, strings.Join(entries, ","))
+	if len(unlisted) == 0 {
+		return fmt.Sprintf(`{"error":"validation_failed","message":"%d fields are invalid; fix each one listed, then repeat the call.","errors":[%s],"retryable":false}`,
+			n, strings.Join(entries, ","))
+	}
+	return fmt.Sprintf(`{"error":"validation_failed","message":"%d fields are invalid, %d listed here with their rules and %d more named in unlisted; fix them all, then repeat the call.","errors":[%s],"unlisted":[%s],"retryable":false}`,
+		n, len(entries), len(unlisted), strings.Join(entries, ","), strings.Join(unlisted, ","))
 }
 
-// TestBatchCapped checks the cap on listed faults, in before mode: eleven
-// or twelve faults list the first ten in declared order and the message
-// counts them all and says how many are listed; limits.errors moves the
-// cap. The upstream never sees a call.
+// TestBatchCapped checks the cap on stated rules, in before mode: eleven
+// or twelve faults name every field in declared order, each rule stated
+// once, and the message counts them all; limits.errors caps the rules
+// stated, and names the fields past it. The upstream never sees a call.
 func TestBatchCapped(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

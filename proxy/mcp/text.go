@@ -47,7 +47,20 @@ func Text(body []byte) (text string, ok bool) {
 		b.WriteString("\n- ")
 		b.WriteString(e.Get("field").Str)
 		b.WriteString(": ")
-		fault(&b, e.Get("message").Str, e)
+		msg := e.Get("message").Str
+		if same := e.Get("same_as"); same.Type == gjson.String {
+			msg = "same rule as " + same.Str
+		}
+		fault(&b, msg, e)
+	}
+	if unlisted := doc.Get("unlisted").Array(); len(unlisted) > 0 {
+		b.WriteString("\nAlso invalid: ")
+		for i, name := range unlisted {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(name.Str)
+		}
 	}
 	if call := doc.Get("next_call"); call.IsObject() {
 		b.WriteString("\nNext call: ")
