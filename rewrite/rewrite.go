@@ -303,12 +303,13 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 }
 
 // SetMatch sets e to the answer for an upstream error that rule of route
-// matched, and returns it, or returns a new Error when the answer is a
-// batch: in the route's "after" mode, when the rule names a field whose
-// value breaks its own declared constraint, the answer lists every other
-// declared field at fault too, so that one corrected call can succeed.
-// Existence and business errors, whose field is well formed, stay single.
-// A proxy that renders one error after another can so keep one Error for
+// matched, and returns it, or returns a new Error when the answer is the
+// declared checks': in the route's "after" mode, a rule's field whose value
+// breaks its own declared constraint is answered with that constraint, as
+// "before" mode would, and every other declared field at fault is listed
+// too, the rule's own answer among them when its field is well formed, so
+// that one corrected call can succeed. The status is the upstream's. A
+// proxy that renders one error after another can so keep one Error for
 // them.
 func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream, req *Request, lim rules.Limits) *Error {
 	if b := matchedBodyFault(route, rule, up, req); b != nil {
@@ -319,22 +320,21 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
 		return e
 	}
-	if f := rule.Field; f.Check(req.Value(f)) || !anyOtherFault(route, req, f) {
-		return e // well formed (an existence or business error), or alone at fault
-	}
-	// The rule's answer stands for its field when it states the field's
-	// rule; one with a message of its own (no such ticket) speaks of
-	// existence, and the malformed value is listed as signpost would
-	// find it, so that a fault reads the same whichever side found it.
+	f := rule.Field
+	// The rule's answer stands for its field when the value is well formed
+	// (no such ticket) or the rule states the field's rule; a message of
+	// its own about a malformed value yields to the constraint, so that a
+	// fault reads the same whichever side found it.
 	var own *Entry
-	if rule.StatesRule {
+	if f.Check(req.Value(f)) || rule.StatesRule {
+		if !anyOtherFault(route, req, f) {
+			return e // alone at fault
+		}
 		own = &Entry{Field: e.Field, Code: e.Code, Message: e.Message, Received: e.Received, DidYouMean: e.DidYouMean}
 	}
-	faults := validate(route, req, lim.Received, own)
-	if len(faults) == 1 {
-		return e
-	}
-	return Batch(up.Status, faults, lim.Errors)
+	b := Batch(up.Status, validate(route, req, lim.Received, own), lim.Errors)
+	b.NextCall = e.NextCall
+	return b
 }
 
 // matchedBodyFault is BodyFault for an upstream error that rule matched to

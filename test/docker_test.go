@@ -144,14 +144,16 @@ func TestDockerSidecar(t *testing.T) {
 		wantSame(t, send(t, "GET", url+"/tickets/T-8841", nil), send(t, "GET", api.URL+"/tickets/T-8841", nil))
 	})
 
-	reloaded := `{"error":"invalid_status","field":"status","message":"must be lower case: open, pending or closed","received":"OPEN","retryable":false}`
+	reloaded := `{"error":"invalid_status","field":"status","message":"must be lower case: open, pending or closed","received":"OPEN","did_you_mean":["open"],"retryable":false}`
 	t.Run("reload on SIGHUP", func(t *testing.T) {
-		const rule = "        code: invalid_status\n        field: status\n"
-		if !bytes.Contains(rules, []byte(rule)) {
-			t.Fatalf("%s has no rule %q to change", ticketsConfig, rule)
+		// The field's rule: a value that breaks it is answered with it,
+		// whatever the matching error rule says.
+		const field = "status: {enum: [open, pending, closed]}"
+		if !bytes.Contains(rules, []byte(field)) {
+			t.Fatalf("%s has no field %q to change", ticketsConfig, field)
 		}
-		writeRules(t, rulesDir, bytes.Replace(rules, []byte(rule),
-			[]byte(rule+"        message: 'must be lower case: open, pending or closed'\n"), 1))
+		writeRules(t, rulesDir, bytes.Replace(rules, []byte(field),
+			[]byte("status: {enum: [open, pending, closed], list_tokens: 0, rule: 'must be lower case: open, pending or closed'}"), 1))
 		d.run(t, d.compose("kill", "-s", "HUP", "signpost")...)
 		var outcome logLine
 		eventually(t, "reload log line with trigger signal", func() bool {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +95,9 @@ func TestHostileEchoes(t *testing.T) {
 	t.Run("unknown customer", func(t *testing.T) {
 		t.Parallel()
 		api := newUpstream(t, ticketapi.New().Handler())
-		sp := startSignpost(t, ticketsConfig, api.URL)
+		// A customer id that breaks its pattern is answered with the
+		// pattern: without one, any value reaches the rule's message.
+		sp := startSignpost(t, withoutCustomerPattern(t), api.URL)
 		const before, after = "no customer matches ", "; resolve an id with search_customers(query)"
 		for _, h := range hostile {
 			t.Run(h.name, func(t *testing.T) {
@@ -247,4 +251,24 @@ func TestHostileEchoes(t *testing.T) {
 			})
 		}
 	})
+}
+
+// withoutCustomerPattern returns a copy of the ticket rules whose customer
+// ids have no pattern, so that any value sent is one the upstream judges.
+func withoutCustomerPattern(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(ticketsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pattern = "pattern: '^C-[0-9]+$', example: C-1042, "
+	if !bytes.Contains(b, []byte(pattern)) {
+		t.Fatalf("%s declares customer_id without %q", ticketsConfig, pattern)
+	}
+	b = bytes.Replace(b, []byte(pattern), nil, 1)
+	out := filepath.Join(t.TempDir(), "tickets.yaml")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -213,7 +213,7 @@ func TestReliabilityReload(t *testing.T) {
 		versioned          bool
 	}{
 		{"GET", "/tickets/T-1", "", 200, false},
-		{"PATCH", "/tickets/T-1", `{"status":"OPEN"}`, 400, true},
+		{"PATCH", "/tickets/T-1", `{"status":"open"}`, 400, true},
 		{"POST", "/tickets", `{"status":"OPEN","priority":"high"}`, 400, true},
 		{"GET", "/tickets/T-404", "", 404, true},
 		{"GET", "/export", "", 200, false},
@@ -312,7 +312,7 @@ func TestReliabilityReload(t *testing.T) {
 
 	// inForce is the version the rules in force answer with.
 	inForce := func() int {
-		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"OPEN"}`))
+		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`))
 		m := versionRef.FindSubmatch(got.body)
 		if m == nil {
 			t.Fatalf("PATCH: %d %s, want a versioned message", got.status, got.body)
@@ -538,7 +538,7 @@ func TestReliabilityReloadEndless(t *testing.T) {
 	if got := send(t, "POST", sp.Admin+"/-/reload", nil); got.status != 200 {
 		t.Errorf("POST /-/reload after a valid save: %d %s, want 200", got.status, got.body)
 	}
-	if got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"OPEN"}`)); !strings.Contains(string(got.body), `"v2: `) {
+	if got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`)); !strings.Contains(string(got.body), `"v2: `) {
 		t.Errorf("after the valid save: %d %s, want version 2's message", got.status, got.body)
 	}
 	figure(t, "1 reload under load", "a rule file that never ends (/dev/zero), rejected in",

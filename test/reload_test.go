@@ -150,7 +150,7 @@ func TestReloadUnderLoad(t *testing.T) {
 				patch := (i+w)%2 == 0
 				var req *http.Request
 				if patch {
-					req, _ = http.NewRequest("PATCH", sp.URL+"/tickets/T-1", strings.NewReader(`{"status":"OPEN"}`))
+					req, _ = http.NewRequest("PATCH", sp.URL+"/tickets/T-1", strings.NewReader(`{"status":"open"}`))
 				} else {
 					req, _ = http.NewRequest("GET", sp.URL+"/tickets/T-1", nil)
 				}
@@ -228,7 +228,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	}
 	// message is the version the rules in force answer with.
 	message := func() int {
-		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"OPEN"}`))
+		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`))
 		m := versionMessage.FindStringSubmatch(gjsonString(got.body, "message"))
 		if m == nil {
 			t.Fatalf("PATCH: %d %s, want a versioned message", got.status, got.body)

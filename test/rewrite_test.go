@@ -214,10 +214,11 @@ func TestHostileReceived(t *testing.T) {
 		})
 	}
 
-	// A hostile path variable is echoed the same way.
+	// A hostile path variable is echoed the same way, with the pattern it
+	// breaks.
 	got := send(t, "GET", sp.URL+"/tickets/T-%22%0A%E2%80%A8x", nil)
 	wantJSONError(t, got, http.StatusNotFound,
-		`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-\"\n\u2028x","retryable":false}`)
+		`{"error":"invalid_ticket_id","field":"ticket_id","message":"must match the pattern ^T-[0-9]+$, e.g. T-8841","received":"T-\"\n\u2028x","retryable":false}`)
 	wantCleanBytes(t, got.body)
 }
 
