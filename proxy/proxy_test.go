@@ -231,7 +231,7 @@ func TestWrap(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			f := newProxy(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body})
-			w := f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+			w := f.do(tc.method, tc.target, `{"status":"open"}`) // well formed: the upstream's error stands unexplained
 			if w.Code != tc.status || w.Body.String() != tc.wrapped {
 				t.Fatalf("got %d %s\nwant %d %s", w.Code, w.Body, tc.status, tc.wrapped)
 			}
@@ -363,7 +363,7 @@ func TestDurationByOutcome(t *testing.T) {
 		{"failed", &roundTrip{err: errors.New("connection refused")}, "GET", "/elsewhere", "(unrouted)", metrics.OutcomeFailed},
 	} {
 		f := newProxy(t, tc.rt)
-		f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+		f.do(tc.method, tc.target, `{"status":"open"}`)
 		if n, _ := f.histogram(t, "signpost_request_duration_seconds", "route", tc.route, "outcome", tc.outcome); n != 1 {
 			t.Errorf("%s: %d observations for route=%s outcome=%s; want 1", tc.name, n, tc.route, tc.outcome)
 		}

@@ -180,6 +180,9 @@ func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x
 	if up.Body == nil {
 		up.Body = &rules.Body{Raw: raw}
 	}
+	if p.explained(res, ex, x) {
+		return nil
+	}
 	e := rewrite.Wrap(up)
 	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
@@ -195,10 +198,28 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *exa
 		return nil
 	}
 	res.Body.Close()
+	if p.explained(res, ex, x) {
+		return nil
+	}
 	e := rewrite.Wrap(up)
 	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
+}
+
+// explained answers an error no rule matched with the faults of the
+// route's declared fields, when one is at fault, and reports whether it
+// did: counted and logged as a rejection, since the checks explain it.
+func (p *Proxy) explained(res *http.Response, ex *exchange, x *examination) bool {
+	up := &x.upstream
+	e := rewrite.Unexplained(ex.route, up, &ex.req, p.cfg.Limits)
+	if e == nil {
+		return false
+	}
+	ex.outcome = metrics.OutcomeRewritten
+	p.replace(res, ex, e, x)
+	p.rejected(ex, e, up, -1)
+	return true
 }
 
 // replace swaps the upstream's body for e, rendered in the route's format
@@ -217,7 +238,8 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 // rejected counts and logs a rejection: one count per field fault, one log
 // line keyed by the same code, with what the operator needs and the agent
 // must not see. up is the upstream's error, nil when signpost answered
-// before calling the upstream; rule is the matching rule's index, or -1.
+// before calling the upstream; rule is the matching rule's index, or -1
+// when the declared checks explained the error.
 // The upstream's revealing headers go into the line and out of the answer.
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule int) {
 	p.state.Rejected(ex.req.Header, ex.remote, ex.route, &ex.req, e)

@@ -28,7 +28,7 @@ func TestErrorBodyWaitCountsFromArrival(t *testing.T) {
 			f := newProxy(t, lateStall{delay})
 			f.p.bodyTimeout = timeout
 			start := time.Now()
-			w := f.do("PATCH", "/tickets/T-1", `{"status":"OPEN"}`)
+			w := f.do("PATCH", "/tickets/T-1", `{"status":"open"}`)
 			elapsed := time.Since(start)
 			if w.Code != 400 || !strings.Contains(w.Body.String(), `"upstream_rejected"`) {
 				t.Errorf("got %d %s; want the wrapped 400", w.Code, w.Body)

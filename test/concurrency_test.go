@@ -30,7 +30,11 @@ func TestConcurrentRequests(t *testing.T) {
 			`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`},
 		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p9","customer_id":"C-1042"}`, 400,
 			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
-		{"POST", "/tickets", `{"status":"open"}`, 400, rejectedBody("400 Bad Request", "Missing title")},
+		// No rule explains "Missing title": the declared checks do.
+		{"POST", "/tickets", `{"status":"open"}`, 400, `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
+			`{"field":"title","code":"invalid_title","message":"is required; must be a string of at most 200 characters"},` +
+			`{"field":"priority","code":"invalid_priority","message":"is required; must be one of: p1, p2, p3"},` +
+			`{"field":"customer_id","code":"invalid_customer_id","message":"is required; must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)"}],"retryable":false}`},
 		{"GET", "/tickets/T-8841", ``, 200, ``},
 		{"GET", "/nowhere", ``, 404, rejectedBody("404 Not Found", "404 page not found")},
 		{"PATCH", "/tickets/T-8842", `{"status":"closed"}`, 409, closeUnassigned},
@@ -92,8 +96,8 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	sp.wantCounter(t, n[0], "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
 	sp.wantCounter(t, n[1], "signpost_rejections_total", "route", "get_ticket", "code", "unknown_ticket", "field", "ticket_id")
-	sp.wantCounter(t, n[2], "signpost_rejections_total", "route", "create_ticket", "code", "invalid_priority", "field", "priority")
-	sp.wantCounter(t, n[3], "signpost_upstream_errors_unmatched_total", "route", "create_ticket", "status", "400")
+	sp.wantCounter(t, n[2]+n[3], "signpost_rejections_total", "route", "create_ticket", "code", "invalid_priority", "field", "priority")
+	sp.wantCounter(t, n[3], "signpost_rejections_total", "route", "create_ticket", "code", "invalid_title", "field", "title")
 	sp.wantCounter(t, n[5], "signpost_upstream_errors_unmatched_total", "route", "(unrouted)", "status", "404")
 	sp.wantCounter(t, n[6], "signpost_rejections_total", "route", "update_ticket", "code", "ticket_unassigned", "field", "")
 	sp.wantCounter(t, n[7], "signpost_rejections_total", "route", "create_ticket", "code", "unknown_customer", "field", "customer_id")

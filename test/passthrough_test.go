@@ -141,8 +141,6 @@ var ticketAPIUnmatched = []unmatchedCase{
 		rejectedBody("400 Bad Request", "Bad request")},
 	{"400 with an unknown message", "PATCH", "/tickets/T-8841", `not json`, "update_ticket", "400",
 		rejectedBody("400 Bad Request", "Bad request")},
-	{"400 missing title", "POST", "/tickets", `{"status":"open","priority":"p1","customer_id":"C-1042"}`, "create_ticket", "400",
-		rejectedBody("400 Bad Request", "Missing title")},
 	{"404 unrouted path", "GET", "/nowhere", ``, "(unrouted)", "404",
 		rejectedBody("404 Not Found", "404 page not found")},
 	{"405 method no route declares", "DELETE", "/tickets/T-8841", ``, "(unrouted)", "405",
@@ -163,11 +161,11 @@ var oddAnswers = map[string]canned{
 }
 
 var oddUnmatched = []unmatchedCase{
-	{"418 teapot", "PATCH", "/tickets/T-1", `{"status":"OPEN"}`, "update_ticket", "418",
+	{"418 teapot", "PATCH", "/tickets/T-1", `{"status":"open"}`, "update_ticket", "418",
 		rejectedBody("418 I'm a teapot", "I'm a teapot")},
-	{"400 error is a list", "PATCH", "/tickets/T-2", `{"status":"OPEN"}`, "update_ticket", "400",
+	{"400 error is a list", "PATCH", "/tickets/T-2", `{"status":"open"}`, "update_ticket", "400",
 		rejectedBody("400 Bad Request", "")},
-	{"400 message in another case", "PATCH", "/tickets/T-3", `{"status":"OPEN"}`, "update_ticket", "400",
+	{"400 message in another case", "PATCH", "/tickets/T-3", `{"status":"open"}`, "update_ticket", "400",
 		rejectedBody("400 Bad Request", "invalid status")},
 	{"500 with a matching message", "PATCH", "/tickets/T-4", `{"status":"OPEN"}`, "update_ticket", "500",
 		failedBody("500 Internal Server Error")},
@@ -298,7 +296,6 @@ func TestOversizedErrorBody(t *testing.T) {
 	}
 	up := cannedUpstream(t, answers)
 	const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
-	wrapped := rejectedBody("400 Bad Request", "")
 	req := []byte(`{"status":"OPEN"}`)
 	const small = "testdata/small_limits.yaml"
 
@@ -338,20 +335,23 @@ func TestOversizedErrorBody(t *testing.T) {
 				}
 				through := send(t, "PATCH", sp.URL+"/tickets/"+tt.ticket, req)
 				add := map[bool]float64{true: 1, false: 0}
+				// Unread, an oversized body is explained under wrap by the
+				// request's own fault, as the rule would have.
+				explained := !tt.oversize || pol.name == "wrap"
 				switch {
 				case !tt.oversize:
 					wantJSONError(t, through, http.StatusBadRequest, rewritten)
 				case pol.name == "wrap":
-					wantJSONError(t, through, http.StatusBadRequest, wrapped)
+					wantJSONError(t, through, http.StatusBadRequest, rewritten)
 					if through.header.Get("X-Upstream") != "kept" {
-						t.Errorf("X-Upstream = %q on the wrapped answer, want the upstream's other headers kept", through.header.Get("X-Upstream"))
+						t.Errorf("X-Upstream = %q on the answer, want the upstream's other headers kept", through.header.Get("X-Upstream"))
 					}
 				default:
 					wantSame(t, through, send(t, "PATCH", up.URL+"/tickets/"+tt.ticket, req))
 				}
 				sp.wantCounter(t, before[oversized[0]]+add[tt.oversize], oversized[0], oversized[1:]...)
-				sp.wantCounter(t, before[unmatched[0]]+add[tt.oversize], unmatched[0], unmatched[1:]...)
-				sp.wantCounter(t, before[rejections[0]]+add[!tt.oversize], rejections[0], rejections[1:]...)
+				sp.wantCounter(t, before[unmatched[0]]+add[!explained], unmatched[0], unmatched[1:]...)
+				sp.wantCounter(t, before[rejections[0]]+add[explained], rejections[0], rejections[1:]...)
 			})
 		}
 		// A large success is not an error body at all.
@@ -457,7 +457,8 @@ func TestGzipErrorBody(t *testing.T) {
 			continue
 		}
 		t.Run("wrapped "+tt.name, func(t *testing.T) {
-			got := send(t, method, procs["wrap"].URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip")
+			// A well-formed status: no declared fault explains the error.
+			got := send(t, method, procs["wrap"].URL+"/tickets/"+tt.ticket, []byte(`{"status":"open"}`), "Accept-Encoding", "gzip")
 			wantJSONError(t, got, http.StatusBadRequest, tt.wrapped)
 			if v := got.header.Get("Vary"); v != "Accept-Encoding" {
 				t.Logf("Vary = %q on the wrapped body", v)

@@ -153,7 +153,7 @@ func TestStreamErrorWrapped(t *testing.T) {
 	sp := startSignpost(t, ticketsConfig, up.URL)
 
 	start := time.Now()
-	got := send(t, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"OPEN"}`), "Accept", "text/event-stream")
+	got := send(t, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"open"}`), "Accept", "text/event-stream")
 	if d := time.Since(start); d > waitTimeout {
 		t.Errorf("answered after %v; a stream that is not read needs no waiting", d)
 	}

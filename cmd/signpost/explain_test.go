@@ -27,7 +27,7 @@ func TestExplain(t *testing.T) {
 		},
 		{
 			name: "a near miss is spelled out",
-			args: []string{"--route", "update_ticket", "--status", "400", "--body", `{"error":"Invalid Status"}`, "--request-body", `{"status":"OPEN"}`},
+			args: []string{"--method", "PATCH", "--path", "/tickets/T-8841", "--status", "400", "--body", `{"error":"Invalid Status"}`, "--request-body", `{"status":"open"}`},
 			want: []string{
 				`errors[0] line 27 invalid_status: no, the value at "error" is "Invalid Status", not equal to "Invalid status"`,
 				"no rule matches",
