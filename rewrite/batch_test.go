@@ -123,9 +123,9 @@ func TestBatch(t *testing.T) {
 		{name: "unexplained 401 stays wrapped", modes: []rules.Mode{rules.ValidateAfter},
 			method: "POST", target: "/users", body: `{"user_id":42}`, status: 401, upstream: `{}`, wantStatus: 401,
 			want: `{"error":"upstream_rejected","message":"the upstream rejected the call (401 Unauthorized) for a reason signpost has no rule for","retryable":false}`},
-		{name: "unexplained 400 on a body that is no object stays wrapped", modes: []rules.Mode{rules.ValidateAfter},
+		{name: "unexplained 400 on a body that is no object names it", modes: []rules.Mode{rules.ValidateAfter},
 			method: "POST", target: "/users", body: `[42]`, status: 400, upstream: `{}`, wantStatus: 400,
-			want: `{"error":"upstream_rejected","message":"the upstream rejected the call (400 Bad Request) for a reason signpost has no rule for","retryable":false}`},
+			want: `{"error":"invalid_json_body","message":"the request body is a JSON array; send one JSON object with the fields user_id, role","retryable":false}`},
 
 		// Every faulty field named, each rule stated once.
 		{name: "twelve fields, one rule", method: "POST", target: "/events", body: `{"room":"R-1"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,

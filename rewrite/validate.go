@@ -159,10 +159,16 @@ func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
 	if e := BodyFault(route, req); e != nil {
 		return e
 	}
-	e := Batch(400, Validate(route, req, lim.Received), lim.Errors)
+	return faultsOf(route, req, 400, lim)
+}
+
+// faultsOf is the body for route's declared fields at fault in req, sent
+// with status, or nil when none is. One fault of a field that names the
+// call producing its values names that call in next_call, as a matched
+// rule would.
+func faultsOf(route *rules.Route, req *Request, status int, lim rules.Limits) *Error {
+	e := Batch(status, Validate(route, req, lim.Received), lim.Errors)
 	if e != nil && len(e.Errors) == 0 {
-		// One fault: a field that names the call producing its values
-		// names it in next_call too, as after the upstream.
 		if f := route.Field(e.Field); f != nil && f.Lookup != nil {
 			if sent := req.Value(f); carried(sent) {
 				e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, lim.Received)}}}
