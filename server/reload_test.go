@@ -61,11 +61,13 @@ var brokenRules = map[string]string{
 var reloadUpstream = &answering{status: 400, header: http.Header{"Content-Type": {"application/json"}},
 	body: []byte(`{"error":"Invalid status"}`)}
 
-// messageOf is what the proxy p answers an invalid status with.
+// messageOf is what the proxy p answers a status the upstream refuses
+// with: a permitted one, so that the rule's own message, not the field's
+// constraint, is the answer.
 func messageOf(t *testing.T, h http.Handler) string {
 	t.Helper()
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{"status":"OPEN"}`)))
+	h.ServeHTTP(w, httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{"status":"open"}`)))
 	if w.Code != 400 || !json.Valid(w.Body.Bytes()) {
 		t.Fatalf("answer %d %q, want a rewritten 400", w.Code, w.Body)
 	}
@@ -508,7 +510,7 @@ func TestServeReloads(t *testing.T) {
 	}
 	agent, admin := "http://"+sp.listen.String(), "http://"+sp.admin.String()
 	message := func() string {
-		_, b := call("PATCH", agent+"/tickets/T-1", `{"status":"OPEN"}`)
+		_, b := call("PATCH", agent+"/tickets/T-1", `{"status":"open"}`)
 		return gjson.Get(b, "message").String()
 	}
 	if got := message(); got != "v1" {
