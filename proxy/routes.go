@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -11,9 +12,9 @@ import (
 // routeIndex finds the route a request goes to without trying every route.
 // Routes sit in a tree by method and then by the literal segments their
 // path starts with, up to the first variable; a request walks down the
-// tree along its own path and tries only the routes met on the way, in the
-// order the file declares them. gorilla/mux alone tries every route in
-// turn, which grows with the file.
+// tree along its own path and tries only the routes met on the way, the
+// most specific first (rules.ComparePrecedence). gorilla/mux alone tries
+// every route in turn, which grows with the file.
 type routeIndex struct {
 	byMethod map[string]*routeNode
 }
@@ -26,7 +27,7 @@ type routeNode struct {
 }
 
 type indexed struct {
-	order int // the route's place in the file: the earlier declared wins
+	order int // the route's rank (see byPrecedence): the lower wins
 	route *rules.Route
 	match *mux.Route
 	// segments is the path template split at slashes, when every variable
@@ -110,7 +111,7 @@ func matchSegments(segs []segment, nvars int, path string, into map[string]strin
 func newRouteIndex(routes []*rules.Route) *routeIndex {
 	ix := &routeIndex{byMethod: make(map[string]*routeNode)}
 	router := mux.NewRouter()
-	for i, r := range routes {
+	for i, r := range byPrecedence(routes) {
 		n := ix.byMethod[r.Method]
 		if n == nil {
 			n = &routeNode{}
@@ -149,8 +150,8 @@ func cutSegment(path string) (seg, rest string) {
 	return path, ""
 }
 
-// find returns the first declared route matching r, with its path
-// variables.
+// find returns the route that wins r among those matching it, with its
+// path variables.
 func (ix *routeIndex) find(r *http.Request) (*rules.Route, map[string]string) {
 	return ix.findInto(r, nil)
 }
@@ -162,8 +163,8 @@ func (ix *routeIndex) findInto(r *http.Request, vars map[string]string) (*rules.
 	if n == nil {
 		return nil, nil
 	}
-	// The routes met along the path, one list per level, each in file
-	// order; they are merged by order as they are tried.
+	// The routes met along the path, one list per level, each in rank
+	// order; they are merged by rank as they are tried.
 	var room [8][]indexed
 	levels := room[:0]
 	path := r.URL.Path
@@ -201,4 +202,13 @@ func (ix *routeIndex) findInto(r *http.Request, vars map[string]string) (*rules.
 			return e.route, m.Vars
 		}
 	}
+}
+
+// byPrecedence returns routes in the order they are tried: the most
+// specific first, so that /api/v1/query wins over an /api/v1/{endpoint}
+// declared above it, and file order among equals.
+func byPrecedence(routes []*rules.Route) []*rules.Route {
+	sorted := slices.Clone(routes)
+	slices.SortStableFunc(sorted, rules.ComparePrecedence)
+	return sorted
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // overlapping declares routes whose literal and variable segments overlap,
-// so that the first declared match wins only if the index keeps file order
-// across the tree's levels.
+// so that the most specific match wins only if the index keeps the rank
+// order across the tree's levels; some catch-alls come before the specific
+// routes they would otherwise hide.
 var overlapping = []struct{ name, method, path string }{
 	{"search", "GET", "/tickets/search"},
 	{"ticket", "GET", "/tickets/{id}"},
@@ -29,16 +30,25 @@ var overlapping = []struct{ name, method, path string }{
 	{"deep_var", "GET", "/a/b/c/d/e/f/g/h/i/{x}/k"},
 	{"trailing", "GET", "/tickets/"},
 	{"mixed", "GET", "/files/v{version}/list"},
+	{"endpoint", "GET", "/api/v1/{endpoint}"},
+	{"query", "GET", "/api/v1/query"},
+	{"any_file", "GET", "/static/{rest:.*}"},
+	{"file_in_dir", "GET", "/static/{dir}/{name}"},
+	{"tenant_file", "GET", "/{tenant}/files/{id}"},
+	{"file", "GET", "/{tenant}/files/latest"},
+	{"files_of", "GET", "/{tenant}/{kind}/latest"},
 }
 
 // overlappingRoutes returns the index of the overlapping routes, and a
-// gorilla/mux router that tries them all in file order.
+// gorilla/mux router that tries them all in precedence order.
 func overlappingRoutes() (*routeIndex, *mux.Router) {
 	var routes []*rules.Route
 	linear := mux.NewRouter()
 	for _, r := range overlapping {
 		routes = append(routes, &rules.Route{Name: r.name, Method: r.method, Path: r.path})
-		linear.NewRoute().Name(r.name).Methods(r.method).Path(r.path)
+	}
+	for _, r := range byPrecedence(routes) {
+		linear.NewRoute().Name(r.Name).Methods(r.Method).Path(r.Path)
 	}
 	return newRouteIndex(routes), linear
 }
@@ -73,6 +83,14 @@ func TestRouteIndexAgreesWithALinearWalk(t *testing.T) {
 		{"GET", "/tickets/caf%C3%A9/history", "history"},
 		{"PATCH", "/tickets/a%20b", "update"},
 		{"PATCH", "/tickets", ""},
+		{"GET", "/api/v1/query", "query"},
+		{"GET", "/api/v1/labels", "endpoint"},
+		{"GET", "/static/css/site.css", "file_in_dir"},
+		{"GET", "/static/site.css", "any_file"},
+		{"GET", "/static/a/b/c", "any_file"},
+		{"GET", "/acme/files/latest", "file"},
+		{"GET", "/acme/files/F-1", "tenant_file"},
+		{"GET", "/acme/pages/latest", "files_of"},
 	}
 	for _, rq := range requests {
 		r := httptest.NewRequest(rq.method, rq.path, nil)

@@ -54,6 +54,7 @@ func (c *Config) Warnings() Problems {
 				"is declared but nothing uses it: no constraint, and no error rule or call names it; give it one, e.g. {required: true}, or drop it")
 		}
 	}
+	out = append(out, c.unreachable()...)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
