@@ -222,6 +222,7 @@ func (l *loader) link() {
 			e.Retryable = &no
 		}
 		l.compose(p)
+		l.futileCall(p, routes, names)
 	}
 }
 

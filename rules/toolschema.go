@@ -117,7 +117,7 @@ func (r *Route) toolDescription() string {
 	}
 	parts = append(parts, r.Method+" "+plainTemplate(r.Path))
 	for _, e := range r.Errors {
-		if e.NextCall == nil {
+		if e.NextCall == nil || e.Futile != "" {
 			continue
 		}
 		s := "May need " + e.NextCall.Signature() + " first"
