@@ -228,6 +228,7 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 	if ex.outcome != metrics.OutcomeRewritten {
 		ex.outcome = metrics.OutcomeWrapped
 	}
+	p.noRoute(ex, e, x.upstream.Header)
 	body, ctype := p.render(ex, e, x.out[:0])
 	x.out = body
 	x.reply.Reset(body)

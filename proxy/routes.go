@@ -17,6 +17,8 @@ import (
 // every route in turn, which grows with the file.
 type routeIndex struct {
 	byMethod map[string]*routeNode
+	// ranked holds every route in rank order, matching paths alone.
+	ranked []indexed
 }
 
 // routeNode holds the routes whose literal prefix ends here, and the
@@ -133,6 +135,7 @@ func newRouteIndex(routes []*rules.Route) *routeIndex {
 		}
 		segs, vars := splitTemplate(r.Path)
 		n.routes = append(n.routes, indexed{i, r, router.NewRoute().Methods(r.Method).Path(r.Path), segs, vars})
+		ix.ranked = append(ix.ranked, indexed{i, r, router.NewRoute().Path(r.Path), segs, vars})
 	}
 	return ix
 }
