@@ -82,11 +82,11 @@ func Text(body []byte) (text string, ok bool) {
 	return b.String(), true
 }
 
-// fault writes one fault: its message, the value sent and what signpost
-// proposes instead.
+// fault writes one fault: its message, the value sent unless the message
+// quotes it already, and what signpost proposes instead.
 func fault(b *strings.Builder, message string, v gjson.Result) {
 	b.WriteString(message)
-	if received := v.Get("received"); received.Exists() {
+	if received := v.Get("received"); received.Exists() && !strings.Contains(message, received.Raw) {
 		b.WriteString(" (you sent ")
 		b.WriteString(received.Raw)
 		b.WriteString(")")
