@@ -38,6 +38,7 @@ func newFront(version string, callerHeader string, send func(*http.Request) (*ht
 	f.server = sdk.NewServer(&sdk.Implementation{Name: "signpost", Version: version},
 		&sdk.ServerOptions{Logger: slog.New(warnings{log.Handler()}), Capabilities: &sdk.ServerCapabilities{
 			Tools: &sdk.ToolCapabilities{ListChanged: true}}})
+	f.server.AddReceivingMiddleware(f.unknownTools)
 	return f
 }
 
@@ -82,8 +83,7 @@ func (f *front) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallTo
 	name := req.Params.Name
 	route := cfg.Route(name)
 	if route == nil {
-		return errorResult(rewrite.Failure(http.StatusNotFound, "unknown_tool",
-			fmt.Sprintf("no tool is called %q since the rules were reloaded; list the tools again", name), false)), nil
+		return errorResult(unknownTool(cfg, name, cfg.Limits)), nil
 	}
 	hreq, rejected := newRequest(ctx, route, req.Params.Arguments, cfg.Limits)
 	if rejected != nil {

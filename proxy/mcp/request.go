@@ -36,7 +36,7 @@ const CodeInvalidArguments = "invalid_arguments"
 // declared field at fault, batched.
 func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, lim rules.Limits) (*http.Request, *rewrite.Error) {
 	args := gjson.ParseBytes(raw)
-	if len(bytes.TrimSpace(raw)) == 0 || args.Type == gjson.Null {
+	if len(bytes.TrimSpace(raw)) == 0 {
 		args = gjson.Parse("{}") // no arguments at all
 	}
 	if !args.IsObject() {
@@ -95,12 +95,10 @@ type builder struct {
 	faults, shape map[string]rewrite.Entry
 }
 
-// place puts one argument where its field lives. A null is an argument
-// left out, as the proxy reads it.
+// place puts one argument where its field lives. A null goes in a JSON
+// body as a null, as an HTTP caller would send it; a path, query or header
+// cannot carry one, and leaves it out.
 func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) {
-	if v.Type == gjson.Null {
-		return
-	}
 	in, key := rules.InQuery, name
 	switch f := b.route.Field(name); {
 	case f != nil:
@@ -109,6 +107,9 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 		in = rules.InPath
 	case b.takesBody:
 		in, key = rules.InBody, escapeMember(name)
+	}
+	if v.Type == gjson.Null && in != rules.InBody {
+		return
 	}
 	if in == rules.InBody {
 		if b.body == nil {

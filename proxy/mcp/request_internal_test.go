@@ -15,8 +15,8 @@ import (
 // TestNewRequest makes the request each call's arguments describe, or the
 // faults that stop it: path variables escaped into the template, query
 // parameters, headers and body members where the fields say, undeclared
-// arguments in the body of a POST and the query of a GET, and a null left
-// out.
+// arguments in the body of a POST and the query of a GET, and a null kept
+// where a JSON body carries it.
 func TestNewRequest(t *testing.T) {
 	cfg, err := rules.Load("testdata/requests.yaml")
 	if err != nil {
@@ -33,9 +33,11 @@ func TestNewRequest(t *testing.T) {
 				`{"title":"Launch","meta":{"status":"live"},"colour":"red"}`},
 		{"undeclared arguments of a GET go in the query", "get_event", `{"event_id":42,"expand":"attendees","page":2}`,
 			"GET /events/42?expand=attendees&page=2\n\n"},
-		{"a null is an argument left out", "create_event",
-			`{"calendar_id":"` + uuid + `","title":null,"tenant":"acme"}`,
-			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n{}"},
+		{"a null goes in the body as sent, and is left out of a header or query", "create_event",
+			`{"calendar_id":"` + uuid + `","title":null,"tenant":"acme","dry_run":null}`,
+			"POST /calendars/" + uuid + "/events\nContent-Type: application/json\nX-Tenant: acme\n\n" + `{"title":null}`},
+		{"null arguments are not an object, as a null HTTP body is not", "get_event", `null`,
+			`{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: event_id, expand","received":null,"retryable":false}`},
 		{"a path value is escaped", "delete_note", `{"note":"a b?c"}`, "DELETE /notes/a%20b%3Fc\n\n"},
 		{"a DELETE with a body field keeps undeclared arguments in the query", "archive_note", `{"note":"n-1","reason":"dup","force":true}`,
 			"DELETE /archive/n-1?force=true\nContent-Type: application/json\n\n" + `{"reason":"dup"}`},

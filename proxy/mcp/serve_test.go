@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/signpost-proxy/signpost/internal/jsontest"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/proxy/mcp"
@@ -302,13 +304,24 @@ func TestCalls(t *testing.T) {
 }
 
 // TestUnknownToolIsAProtocolError: a tool that is not listed is the
-// client's mistake, not the model's.
+// client's mistake, not the model's: a protocol error, whose message and
+// data say what signpost's body would, the tools there are and the closest
+// name.
 func TestUnknownToolIsAProtocolError(t *testing.T) {
 	s := serve(t, "../../configs/tickets.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: "delete_ticket"}); err == nil || !strings.Contains(err.Error(), `unknown tool "delete_ticket"`) {
-		t.Errorf("tools/call delete_ticket: %+v, %v; want a protocol error naming the tool", res, err)
+	const body = `{"error":"unknown_tool","message":"no tool has this name; the tools are: get_ticket, update_ticket, create_ticket, assign_ticket, search_customers",` +
+		`"received":"get_tickets","did_you_mean":["get_ticket"],"retryable":false}`
+	const text = `Error unknown_tool: no tool has this name; the tools are: get_ticket, update_ticket, create_ticket, assign_ticket, search_customers (you sent "get_tickets"); did you mean "get_ticket"?` +
+		"\nRetryable: no."
+	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: "get_tickets"})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		t.Fatalf("tools/call get_tickets: %+v, %v; want a protocol error", res, err)
+	}
+	if rpc.Code != jsonrpc.CodeInvalidParams || rpc.Message != text || string(rpc.Data) != body {
+		t.Errorf("error %d %q, data %s\nwant %d %q, data %s", rpc.Code, rpc.Message, rpc.Data, jsonrpc.CodeInvalidParams, text, body)
 	}
 }
 
