@@ -277,8 +277,8 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 
 // refusal renders the 400s the front answers itself as signpost's own
 // error bodies, naming the field, the value it held and the rule.
-func refusal(field, value, rule string) (string, []byte) {
-	e := rewrite.Failure(http.StatusBadRequest, "invalid_framing", rule, false)
+func refusal(code, field, value, rule string) (string, []byte) {
+	e := rewrite.Failure(http.StatusBadRequest, code, rule, false)
 	e.Field, e.Received = field, rewrite.Received(gjson.Result{Type: gjson.String, Str: value}, maxRefusedValue)
 	return rewrite.ContentType, e.JSON()
 }

@@ -44,7 +44,8 @@ type Server struct {
 	errorLog                                                  *log.Logger
 
 	// Refuse renders the 400s the front answers itself; nil answers them
-	// in plain text. Set it before Serve.
+	// in plain text, and leaves a malformed request line to net/http. Set
+	// it before Serve.
 	Refuse Refusal
 
 	handoff  handoffListener
@@ -390,7 +391,7 @@ func (c *frontConn) serve() {
 		}
 		if err != nil {
 			if errors.Is(err, errHandoff) {
-				if c.refusesFraming() {
+				if c.refusesRequestLine() || c.refusesFraming() {
 					return
 				}
 				handedOff = c.handOff()
@@ -451,7 +452,7 @@ func (c *frontConn) refusesFraming() bool {
 	if !ok {
 		return false
 	}
-	ctype, body := c.s.refusal("Transfer-Encoding", te,
+	ctype, body := c.s.refusal("invalid_framing", "Transfer-Encoding", te,
 		"an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, section 6.1), so where its body ends is ambiguous; "+
 			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42")
 	c.state.Store(connClosed)
@@ -465,13 +466,14 @@ func (c *frontConn) refusesFraming() bool {
 
 // Refusal renders the body of a 400 the front answers itself, to a
 // request whose field broke rule with value: its media type and bytes.
-type Refusal func(field, value, rule string) (contentType string, body []byte)
+// code names the kind of fault: invalid_request_line, invalid_framing.
+type Refusal func(code, field, value, rule string) (contentType string, body []byte)
 
 // refusal renders a refusal with the server's Refusal, or in plain text,
 // as net/http words its own 400s.
-func (s *Server) refusal(field, value, rule string) (string, []byte) {
+func (s *Server) refusal(code, field, value, rule string) (string, []byte) {
 	if s.Refuse != nil {
-		return s.Refuse(field, value, rule)
+		return s.Refuse(code, field, value, rule)
 	}
 	return "text/plain; charset=utf-8", []byte("400 Bad Request: " + field + ": " + rule)
 }

@@ -900,7 +900,7 @@ func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(&http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)})
-	s.Refuse = func(field, value, rule string) (string, []byte) {
+	s.Refuse = func(_, field, value, rule string) (string, []byte) {
 		return "application/json", []byte(`{"field":"` + field + `","received":"` + value + `"}`)
 	}
 	go s.Serve(ln)
