@@ -56,6 +56,10 @@ func TestCommands(t *testing.T) {
 				bad + `:3:13: routes.update_ticket.method: method "patch" must be upper case: PATCH`,
 				bad + `:5:5: routes.update_ticket: unknown key "feilds"; did you mean "fields"?`,
 			}},
+		{name: "check a route no request reaches", args: []string{"check", "--strict", "../../rules/testdata/routes.warn.yaml"}, code: 1,
+			stdout: []string{"../../rules/testdata/routes.warn.yaml: 2 warnings (--strict): 9 routes"},
+			stderr: []string{"../../rules/testdata/routes.warn.yaml:21:3: warning: routes.event_by_id.path: can never be reached: " +
+				"GET /events/{slug} (event_by_slug, line 18) takes every request for GET /events/{id:[0-9]+}; declare this route above that one, or narrow that one's path"}},
 		{name: "check missing file", args: []string{"check", "nope.yaml"}, code: 1,
 			stderr: []string{"nope.yaml: cannot read the rule file: no such file or directory"}},
 		{name: "check both", args: []string{"check", "../../configs/tickets.yaml", bad}, code: 1,
