@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -210,8 +209,4 @@ func (ix *routeIndex) findInto(r *http.Request, vars map[string]string) (*rules.
 // byPrecedence returns routes in the order they are tried: the most
 // specific first, so that /api/v1/query wins over an /api/v1/{endpoint}
 // declared above it, and file order among equals.
-func byPrecedence(routes []*rules.Route) []*rules.Route {
-	sorted := slices.Clone(routes)
-	slices.SortStableFunc(sorted, rules.ComparePrecedence)
-	return sorted
-}
+func byPrecedence(routes []*rules.Route) []*rules.Route { return rules.ByPrecedence(routes) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 )
 
@@ -84,16 +85,53 @@ func balancedOnce(s string) bool {
 // both match: segment by segment from the left, a literal segment beats
 // one with text around a variable, which beats a variable alone, which
 // beats a variable whose pattern can take a slash; then the template with
-// fewer variables wins; then the route declared first. It
-// returns a negative number when a wins.
+// fewer variables wins; then the route declared first. It returns a
+// negative number when a wins, zero when only file order tells them apart.
 func ComparePrecedence(a, b *Route) int {
-	sa, sb := templateSegments(a.Path), templateSegments(b.Path)
-	for i := range min(len(sa), len(sb)) {
-		if c := cmp.Compare(sa[i].kind, sb[i].kind); c != 0 {
+	return precedenceOf(a).compare(precedenceOf(b))
+}
+
+// precedence is what ComparePrecedence compares of a route's template.
+type precedence struct {
+	kinds []int // each segment's kind
+	vars  int
+}
+
+func precedenceOf(r *Route) precedence {
+	segs := templateSegments(r.Path)
+	p := precedence{kinds: make([]int, len(segs)), vars: len(templateVars(r.Path))}
+	for i, s := range segs {
+		p.kinds[i] = s.kind
+	}
+	return p
+}
+
+func (p precedence) compare(q precedence) int {
+	for i := range min(len(p.kinds), len(q.kinds)) {
+		if c := cmp.Compare(p.kinds[i], q.kinds[i]); c != 0 {
 			return c
 		}
 	}
-	return cmp.Compare(len(templateVars(a.Path)), len(templateVars(b.Path)))
+	return cmp.Compare(p.vars, q.vars)
+}
+
+// ByPrecedence returns routes in the order a router tries them: the most
+// specific first (see ComparePrecedence), file order among equals.
+func ByPrecedence(routes []*Route) []*Route {
+	type ranked struct {
+		r *Route
+		p precedence
+	}
+	rs := make([]ranked, len(routes))
+	for i, r := range routes {
+		rs[i] = ranked{r, precedenceOf(r)}
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return a.p.compare(b.p) })
+	out := make([]*Route, len(rs))
+	for i, r := range rs {
+		out[i] = r.r
+	}
+	return out
 }
 
 // shadows reports whether every path b's template matches, a's matches
@@ -195,14 +233,18 @@ func mayHold(re *syntax.Regexp, r rune) bool {
 // of the same method wins every path it matches (see ComparePrecedence).
 func (c *Config) unreachable() Problems {
 	var out Problems
+	segs := make([][]tplSegment, len(c.Routes))
+	ranks := make([]precedence, len(c.Routes))
+	for i, r := range c.Routes {
+		segs[i], ranks[i] = templateSegments(r.Path), precedenceOf(r)
+	}
 	for j, b := range c.Routes {
-		sb := templateSegments(b.Path)
 		for i, a := range c.Routes {
 			if i == j || a.Method != b.Method {
 				continue
 			}
-			wins := ComparePrecedence(a, b)
-			if wins > 0 || wins == 0 && i > j || !shadows(templateSegments(a.Path), sb) {
+			wins := ranks[i].compare(ranks[j])
+			if wins > 0 || wins == 0 && i > j || !shadows(segs[i], segs[j]) {
 				continue
 			}
 			fix := "narrow that one's path"
