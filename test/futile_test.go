@@ -104,7 +104,7 @@ func TestFutileBooking(t *testing.T) {
 	got := send(t, "POST", sp.URL+"/rooms/R-12/bookings", []byte(`{"starts_at":"2026-03-12T09:00:00Z","minutes":60}`), "Content-Type", "application/json")
 	wantJSONError(t, got, http.StatusConflict, `{"error":"slot_taken","field":"starts_at",`+
 		`"message":"the slot at \"2026-03-12T09:00:00Z\" is already booked; repeating this call cannot succeed; choose another slot with list_slots(room_id, date)",`+
-		`"received":"2026-03-12T09:00:00Z","retryable":false}`)
+		`"received":"2026-03-12T09:00:00Z","next_call":{"call":"list_slots","arguments":{"room_id":"R-12"}},"retryable":false}`)
 	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "book_slot", "code", "slot_taken", "field", "starts_at")
 
 	// What the message says to do instead.

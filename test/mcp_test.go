@@ -241,8 +241,9 @@ func TestMCPFutile(t *testing.T) {
 			got := readResult(t, m.call(t, "book_slot", `{"room_id":"R-12","starts_at":"2026-03-12T09:00:00Z","minutes":60}`))
 			const message = `the slot at \"2026-03-12T09:00:00Z\" is already booked; repeating this call cannot succeed; choose another slot with list_slots(room_id, date)`
 			wantToolError(t, got,
-				`{"error":"slot_taken","field":"starts_at","message":"`+message+`","received":"2026-03-12T09:00:00Z","retryable":false}`,
-				"Error slot_taken in starts_at: "+strings.ReplaceAll(message, `\"`, `"`)+" (you sent \"2026-03-12T09:00:00Z\")\nRetryable: no.")
+				`{"error":"slot_taken","field":"starts_at","message":"`+message+`","received":"2026-03-12T09:00:00Z",`+
+					`"next_call":{"call":"list_slots","arguments":{"room_id":"R-12"}},"retryable":false}`,
+				"Error slot_taken in starts_at: "+strings.ReplaceAll(message, `\"`, `"`)+"\nNext call: list_slots with {\"room_id\":\"R-12\"}\nRetryable: no.")
 
 			slots := readResult(t, m.call(t, "list_slots", `{"room_id":"R-12","date":"2026-03-12"}`))
 			if slots.isError || !strings.Contains(slots.text, `{"starts_at":"2026-03-12T10:00:00Z","free":true}`) {

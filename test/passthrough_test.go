@@ -144,7 +144,9 @@ var ticketAPIUnmatched = []unmatchedCase{
 	{"404 unrouted path", "GET", "/nowhere", ``, "(unrouted)", "404",
 		rejectedBody("404 Not Found", "404 page not found")},
 	{"405 method no route declares", "DELETE", "/tickets/T-8841", ``, "(unrouted)", "405",
-		rejectedBody("405 Method Not Allowed", "Method Not Allowed")},
+		`{"error":"upstream_rejected","message":"no declared route takes this method on this path (405 Method Not Allowed); ` +
+			`the routes for it: GET /tickets/{ticket_id} is get_ticket, PATCH /tickets/{ticket_id} is update_ticket; the upstream allows GET, HEAD, PATCH",` +
+			`"upstream_message":"Method Not Allowed","retryable":false}`},
 }
 
 // oddAnswers are upstream errors of every shape, for cannedUpstream.
