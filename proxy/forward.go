@@ -142,7 +142,7 @@ func replayable(r *http.Request) bool {
 // does (RFC 9110, section 9.2.2), or r carries an idempotency key: what a
 // caller may be told when the upstream's answer was lost.
 func idempotent(r *http.Request) bool {
-	return replayable(r) || r.Method == http.MethodPut || r.Method == http.MethodDelete
+	return rewrite.Idempotent(r.Method, r.Header)
 }
 
 // idempotencyKey reports whether h carries a key by which the upstream

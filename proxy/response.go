@@ -183,7 +183,7 @@ func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x
 	if p.explained(res, ex, x) {
 		return nil
 	}
-	e := rewrite.Wrap(up)
+	e := rewrite.Wrap(up, ex.route, &ex.req)
 	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
@@ -201,7 +201,7 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *exa
 	if p.explained(res, ex, x) {
 		return nil
 	}
-	e := rewrite.Wrap(up)
+	e := rewrite.Wrap(up, ex.route, &ex.req)
 	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil

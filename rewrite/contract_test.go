@@ -95,7 +95,7 @@ func TestWrapQuotesNoClassNameOrGroupedNumber(t *testing.T) {
 		"Card 4111 1111 1111 1111 was declined",
 	} {
 		up := &rewrite.Upstream{Status: 400, Header: http.Header{"Content-Type": {"text/plain"}}, Body: &rules.Body{Raw: []byte(s)}}
-		if got := rewrite.Wrap(up).UpstreamMessage; got != "" {
+		if got := rewrite.Wrap(up, nil, nil).UpstreamMessage; got != "" {
 			t.Errorf("upstream_message quotes %q", got)
 		}
 	}
@@ -118,7 +118,7 @@ func TestBeforeNamesTheLookupInNextCall(t *testing.T) {
 // title; a status with no reason phrase gets its class's.
 func TestProblemTitleForAStatusWithoutAPhrase(t *testing.T) {
 	for _, s := range []int{499, 520} {
-		b := rewrite.Wrap(&rewrite.Upstream{Status: s, Header: http.Header{}}).ProblemJSON()
+		b := rewrite.Wrap(&rewrite.Upstream{Status: s, Header: http.Header{}}, nil, nil).ProblemJSON()
 		if decodeContract(t, b).Title == "" {
 			t.Errorf("empty title: %s", b)
 		}

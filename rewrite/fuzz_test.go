@@ -59,7 +59,7 @@ func FuzzRewrite(f *testing.F) {
 		if rule := rt.MatchError(status, up.Body); rule != nil {
 			e, what = new(rewrite.Error).SetMatch(rt, rule, up, newRequest(), cfg.Limits), "SetMatch "+rule.Code
 		} else {
-			e = rewrite.Wrap(up)
+			e = rewrite.Wrap(up, rt, newRequest())
 		}
 		checkBody(t, what, e, cfg.Limits.Received)
 	})

@@ -64,7 +64,7 @@ func TestUpstreamMessageQuoted(t *testing.T) {
 				b, _ := json.Marshal(map[string]string{"error": tc.msg})
 				body = string(b)
 			}
-			e := rewrite.Wrap(&rewrite.Upstream{Status: 422, Header: http.Header{"Content-Type": {ct}}, Body: &rules.Body{Raw: []byte(body)}})
+			e := rewrite.Wrap(&rewrite.Upstream{Status: 422, Header: http.Header{"Content-Type": {ct}}, Body: &rules.Body{Raw: []byte(body)}}, nil, nil)
 			if got := e.UpstreamMessage != ""; got != tc.want {
 				t.Errorf("%s %q: quoted = %v, want %v", ct, tc.msg, got, tc.want)
 			}

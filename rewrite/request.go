@@ -12,7 +12,10 @@ import (
 // Request is what a rewrite reads of the caller's request: the values its
 // declared fields had, exactly as the proxy parsed them.
 type Request struct {
-	Vars map[string]string // path variables of the matched route
+	// Method is the request's method; empty when unknown, which is taken
+	// as a method that is not idempotent.
+	Method string
+	Vars   map[string]string // path variables of the matched route
 	// Query holds the query parameters; when nil, RawQuery is parsed into
 	// it on first use, so that requests no error concerns never parse it.
 	Query    url.Values
@@ -29,6 +32,24 @@ type Request struct {
 	// more than once (matching, batching, learning).
 	read  [2]bodyValue
 	nRead int
+}
+
+// idempotent reports whether r may be sent again with the effect of
+// sending it once (see Idempotent); a nil r may not.
+func (r *Request) idempotent() bool { return r != nil && Idempotent(r.Method, r.Header) }
+
+// Idempotent reports whether a request with this method and header may be
+// sent twice with the effect of sending it once: its method is idempotent
+// (RFC 9110, section 9.2.2), or it carries a key by which the upstream
+// tells a repeated request from a new one.
+func Idempotent(method string, h http.Header) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	_, key := h["Idempotency-Key"]
+	_, xkey := h["X-Idempotency-Key"]
+	return key || xkey
 }
 
 type bodyValue struct {

@@ -263,7 +263,7 @@ type Upstream struct {
 // setMatched sets e to the answer for an upstream error that rule
 // matched. maxReceived caps an echoed string, in characters.
 func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) {
-	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status)}
+	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status, req.idempotent())}
 	f := rule.Field
 	if f != nil {
 		e.Field = f.Name

@@ -112,7 +112,7 @@ func route(t testing.TB, cfg *rules.Config, method, target string) (*rules.Route
 	}
 	for _, rt := range cfg.Routes {
 		if rt.Name == m.Route.GetName() {
-			return rt, &rewrite.Request{Vars: m.Vars, Query: u.Query()}
+			return rt, &rewrite.Request{Method: method, Vars: m.Vars, Query: u.Query()}
 		}
 	}
 	t.Fatal("unreachable")
@@ -154,7 +154,7 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 			} else if rule := rt.MatchError(f.status, up.Body); rule != nil {
 				e = new(rewrite.Error).SetMatch(rt, rule, up, req, cfg.Limits)
 			} else {
-				e = rewrite.Wrap(up)
+				e = rewrite.Wrap(up, rt, req)
 			}
 			var got []byte
 			switch {

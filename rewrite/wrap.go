@@ -24,16 +24,18 @@ const MaxUpstreamMessage = 200
 
 // Wrap describes an upstream error that no rule matched, or whose body was
 // too large to read: a generic code, the status kept, retryable derived
-// from it. The upstream's own words are quoted only when they are one short
-// line from a 4xx; HTML, stack traces, multi-line text and 5xx bodies stay
-// in the logs.
-func Wrap(up *Upstream) *Error {
+// from it. A 5xx on a request that is not idempotent may have taken effect,
+// so it is not retryable: the caller is told to check first. The
+// upstream's own words are quoted only when they are one short line from a
+// 4xx; HTML, stack traces, multi-line text and 5xx bodies stay in the
+// logs. route and req may be nil, when signpost knows neither.
+func Wrap(up *Upstream, route *rules.Route, req *Request) *Error {
 	status := up.Status
 	phrase := strconv.Itoa(status)
 	if t := http.StatusText(status); t != "" {
 		phrase += " " + t
 	}
-	e := &Error{Status: status, Retryable: rules.TransientStatus(status)}
+	e := &Error{Status: status, Retryable: rules.TransientStatus(status) && (status < 500 || req.idempotent())}
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.Code, e.Message = CodeRateLimited, "the upstream is limiting the rate of calls ("+phrase+"); wait, then repeat the call"

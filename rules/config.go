@@ -72,7 +72,9 @@ type Config struct {
 	// value in force for it.
 	Format    BodyFormat
 	Unmatched Policy
-	Learn     Learn
+	// UnmatchedPos is where the file sets unmatched:, zero when it does not.
+	UnmatchedPos Pos
+	Learn        Learn
 	// Routes are in file order.
 	Routes []*Route
 }
@@ -140,7 +142,10 @@ type Route struct {
 	Validate  Mode
 	Format    BodyFormat
 	Unmatched Policy
-	Pos       Pos
+	// UnmatchedPos is where the route sets unmatched:, zero when it
+	// inherits the file's.
+	UnmatchedPos Pos
+	Pos          Pos
 
 	concerns statusSet // every status some error rule could match
 }

@@ -221,7 +221,7 @@ func (l *loader) parse(data []byte) *Config {
 			}
 		case "unmatched":
 			if v, ok := l.choice(kv.val, kv.key, policyChoices); ok {
-				cfg.Unmatched = Policy(v)
+				cfg.Unmatched, cfg.UnmatchedPos = Policy(v), Pos{kv.keyNode.Line, kv.keyNode.Column}
 			}
 		case "learn":
 			l.learn(kv.val, kv.key, &cfg.Learn)
@@ -824,7 +824,7 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 			}
 		case "unmatched":
 			if v, ok := l.choice(kv.val, p, policyChoices); ok {
-				r.Unmatched = Policy(v)
+				r.Unmatched, r.UnmatchedPos = Policy(v), Pos{kv.keyNode.Line, kv.keyNode.Column}
 			}
 		case "fields":
 			fields = kv.val

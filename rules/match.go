@@ -187,12 +187,13 @@ func capture(re *regexp.Regexp, b []byte) (string, bool) {
 
 // IsRetryable reports whether repeating the call unchanged may succeed: the
 // rule's own say if it has one, else true only for statuses that mean
-// "later" (429, 502, 503, 504).
-func (e *ErrorRule) IsRetryable(status int) bool {
+// "later" (429, 502, 503, 504), and for a 5xx only when the call is
+// idempotent: a POST the upstream failed may have taken effect.
+func (e *ErrorRule) IsRetryable(status int, idempotent bool) bool {
 	if e.Retryable != nil {
 		return *e.Retryable
 	}
-	return TransientStatus(status)
+	return TransientStatus(status) && (status < 500 || idempotent)
 }
 
 // TransientStatus reports whether an upstream status means the same call

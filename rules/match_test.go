@@ -181,18 +181,21 @@ routes:
 `)
 	busy, conflict, quota := cfg.Routes[0].Errors[0], cfg.Routes[0].Errors[1], cfg.Routes[0].Errors[2]
 	tests := []struct {
-		rule   *rules.ErrorRule
-		status int
-		want   bool
+		rule       *rules.ErrorRule
+		status     int
+		idempotent bool
+		want       bool
 	}{
-		{busy, 503, true}, {busy, 502, true}, {busy, 504, true}, {busy, 429, true},
-		{busy, 500, false}, {busy, 400, false},
-		{conflict, 409, true},
-		{quota, 429, false},
+		{busy, 503, true, true}, {busy, 502, true, true}, {busy, 504, true, true}, {busy, 429, true, true},
+		{busy, 500, true, false}, {busy, 400, true, false},
+		// A 5xx on a call that is not idempotent may have taken effect.
+		{busy, 503, false, false}, {busy, 502, false, false}, {busy, 504, false, false}, {busy, 429, false, true},
+		{conflict, 409, false, true},
+		{quota, 429, true, false},
 	}
 	for _, tt := range tests {
-		if got := tt.rule.IsRetryable(tt.status); got != tt.want {
-			t.Errorf("%s.IsRetryable(%d) = %t, want %t", tt.rule.Code, tt.status, got, tt.want)
+		if got := tt.rule.IsRetryable(tt.status, tt.idempotent); got != tt.want {
+			t.Errorf("%s.IsRetryable(%d, %t) = %t, want %t", tt.rule.Code, tt.status, tt.idempotent, got, tt.want)
 		}
 	}
 }

@@ -15,7 +15,8 @@ const DefaultMessageTokens = 60
 // Warnings returns what check reports beside problems, in file order: rules
 // that can never match because an earlier rule of the route takes every
 // response they would, declared fields that nothing uses, and messages
-// longer than the token budget.
+// longer than the token budget, and unmatched: passthrough, which relays
+// what an upstream error tells.
 func (c *Config) Warnings() Problems {
 	var out Problems
 	warn := func(pos Pos, path, format string, args ...any) {
@@ -55,6 +56,7 @@ func (c *Config) Warnings() Problems {
 		}
 	}
 	out = append(out, c.unreachable()...)
+	c.passthroughWarnings(warn)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
@@ -89,4 +91,19 @@ func (m *Match) covers(m2 *Match) bool {
 		return m2.Regex != nil && m.Regex.String() == m2.Regex.String()
 	}
 	return true // m asks only that the path exists, which any condition on it implies
+}
+
+// passthroughWarnings warns where the file or a route sets unmatched:
+// passthrough: an error no rule matches then reaches the agent as the
+// upstream wrote it, with whatever secrets, hosts and stack traces it holds.
+func (c *Config) passthroughWarnings(warn func(pos Pos, path, format string, args ...any)) {
+	const why = "passes errors no rule matches to the agent as the upstream wrote them, secrets, internal hosts and stack traces included; use wrap, which quotes only a short line that is safe"
+	if c.Unmatched == Passthrough && c.UnmatchedPos.Line > 0 {
+		warn(c.UnmatchedPos, "unmatched", why)
+	}
+	for _, r := range c.Routes {
+		if r.Unmatched == Passthrough && r.UnmatchedPos.Line > 0 {
+			warn(r.UnmatchedPos, "routes."+r.Name+".unmatched", why)
+		}
+	}
 }

@@ -55,7 +55,13 @@ type mcpServer struct {
 // test ends, and connects a client to it.
 func serve(t testing.TB, config string) *mcpServer {
 	t.Helper()
-	s := &mcpServer{api: &counting{h: ticketapi.New().Handler()}, changed: make(chan struct{}, 8)}
+	return serveWith(t, config, ticketapi.New().Handler())
+}
+
+// serveWith is serve in front of the upstream api.
+func serveWith(t testing.TB, config string, api http.Handler) *mcpServer {
+	t.Helper()
+	s := &mcpServer{api: &counting{h: api}, changed: make(chan struct{}, 8)}
 	s.upstream = httptest.NewServer(s.api)
 	t.Cleanup(s.upstream.Close)
 	cfg, err := rules.Load(config)

@@ -1,0 +1,84 @@
+package proxy
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// newSafetyProxy serves testdata/safety.yaml in front of rt.
+func newSafetyProxy(t *testing.T, rt http.RoundTripper) *Proxy {
+	t.Helper()
+	cfg, err := rules.Load("testdata/safety.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, Options{Transport: rt, Metrics: metrics.New(prometheus.NewRegistry())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// safetyCase is one call through the pipeline and the body it must get.
+type safetyCase struct {
+	name, method, target, body string
+	header                     http.Header
+	status                     int // the upstream's
+	upstream                   string
+	want                       string
+}
+
+func (tc safetyCase) run(t *testing.T) {
+	t.Helper()
+	rt := &roundTrip{status: tc.status, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(tc.upstream)}
+	p := newSafetyProxy(t, rt)
+	req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+	for k, v := range tc.header {
+		req.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, req)
+	if got := w.Body.String(); got != tc.want {
+		t.Errorf("%s %s answered %d\n got: %s\nwant: %s", tc.method, tc.target, w.Code, got, tc.want)
+	}
+}
+
+// validNote is a request create_note's fields all accept.
+const validNote = `{"title":"Groceries","kind":"plain"}`
+
+var bearer = http.Header{"Authorization": {"Bearer abc"}}
+
+// TestFailureOnACallNotIdempotent: a 5xx on a POST may have taken effect,
+// so no body says to repeat it, wrapped or matched, in either mode and
+// format; a GET, or a POST with an idempotency key, may be repeated.
+func TestFailureOnACallNotIdempotent(t *testing.T) {
+	const checkFirst = "the call may or may not have taken effect, so check before repeating it"
+	for _, tc := range []safetyCase{
+		{name: "502 on a POST, after, json", method: "POST", target: "/notes", body: validNote, header: bearer, status: 502,
+			want: `{"error":"upstream_failed","message":"the upstream failed (502 Bad Gateway); ` + checkFirst + `","retryable":false}`},
+		{name: "504 on a POST, before, problem", method: "POST", target: "/before/notes", body: validNote, header: bearer, status: 504,
+			want: `{"type":"about:blank","title":"Gateway Timeout","status":504,"code":"upstream_failed","detail":"the upstream failed (504 Gateway Timeout); ` + checkFirst + `","retryable":false}`},
+		{name: "503 a rule matches on a POST, after, json", method: "POST", target: "/notes", body: validNote, header: bearer, status: 503,
+			want: `{"error":"notes_busy","message":"the notes service is busy","retryable":false}`},
+		{name: "503 a rule matches on a POST, before, problem", method: "POST", target: "/before/notes", body: validNote, header: bearer, status: 503,
+			want: `{"type":"about:blank","title":"Service Unavailable","status":503,"code":"notes_busy","detail":"the notes service is busy","retryable":false}`},
+		{name: "502 on a POST with an idempotency key", method: "POST", target: "/notes", body: validNote,
+			header: http.Header{"Authorization": {"Bearer abc"}, "Idempotency-Key": {"k-1"}}, status: 502,
+			want: `{"error":"upstream_failed","message":"the upstream is unavailable for now (502 Bad Gateway); repeat the call shortly","retryable":true}`},
+		{name: "502 on a GET, json", method: "GET", target: "/notes/N-1", status: 502,
+			want: `{"error":"upstream_failed","message":"the upstream is unavailable for now (502 Bad Gateway); repeat the call shortly","retryable":true}`},
+		{name: "504 on a GET, problem", method: "GET", target: "/p/notes/N-1", status: 504,
+			want: `{"type":"about:blank","title":"Gateway Timeout","status":504,"code":"upstream_failed","detail":"the upstream is unavailable for now (504 Gateway Timeout); repeat the call shortly","retryable":true}`},
+		{name: "502 on an unrouted POST", method: "POST", target: "/elsewhere", body: validNote, status: 502,
+			want: `{"error":"upstream_failed","message":"the upstream failed (502 Bad Gateway); ` + checkFirst + `","retryable":false}`},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
