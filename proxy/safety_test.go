@@ -82,3 +82,18 @@ func TestFailureOnACallNotIdempotent(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 }
+
+// TestCredentialsNeverEchoed: an Authorization header a rule names comes
+// back masked, after the upstream and before it, in either format, while
+// the check still judges the value as sent.
+func TestCredentialsNeverEchoed(t *testing.T) {
+	stripe := http.Header{"Authorization": {"Bearer sk_live_51HxQkLm0123456789abcdef"}}
+	for _, tc := range []safetyCase{
+		{name: "after, json", method: "POST", target: "/notes", body: validNote, header: stripe, status: 401, upstream: `{"error":"unauthorized"}`,
+			want: `{"error":"bad_token","field":"token","message":"must match the pattern ^Bearer [a-z]+$, e.g. Bearer abc","received":"Bearer [masked]","retryable":false}`},
+		{name: "before, problem+json", method: "POST", target: "/before/notes", body: validNote, header: stripe, status: 200,
+			want: `{"type":"about:blank","title":"Bad Request","status":400,"code":"bad_token","field":"token","detail":"must match the pattern ^Bearer [a-z]+$, e.g. Bearer abc","received":"Bearer [masked]","retryable":false}`},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/signpost-proxy/signpost/internal/redact"
+	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
 )
 
@@ -167,4 +169,27 @@ func appendJSON(dst []byte, v gjson.Result) []byte {
 		return append(dst, ']')
 	}
 	return append(dst, v.Raw...)
+}
+
+// echo renders field f's value v for a body as appendValue does, but never
+// a credential: the value of a field named like one (Authorization,
+// Cookie, X-Api-Key, password) is masked whole, keeping its scheme
+// ("Bearer [masked]"), and a secret of a known shape (a bearer token, a
+// cloud or service key, a JSON web token) is masked in any other, as the
+// logs mask them. The mask is applied before the cut, so no part of a
+// secret shows. Checks still see the value as sent.
+func echo(f *rules.Field, v gjson.Result, max int) []byte {
+	switch {
+	case f != nil && (redact.CredentialName(f.Key) || redact.CredentialName(f.Name)) && v.Type != gjson.Null:
+		return appendEcho(nil, redact.Credential(v.String()), max)
+	case v.Type == gjson.String:
+		if m := redact.String(v.Str); m != v.Str {
+			v = rules.Text(m)
+		}
+	case v.IsObject() || v.IsArray():
+		if m := redact.String(v.Raw); m != v.Raw && gjson.Valid(m) {
+			v = gjson.Parse(m)
+		}
+	}
+	return appendValue(nil, v, max)
 }

@@ -287,7 +287,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 		sent = rules.CapturedValue(f, captured, sent)
 	}
 	if sent.Exists() {
-		e.Received = appendValue(nil, sent, maxReceived)
+		e.Received = echo(f, sent, maxReceived)
 	}
 	e.Message = fillReceived(e.Message, e.Received)
 	e.DidYouMean = suggestions(f, sent)
@@ -295,7 +295,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	case rule.NextCall != nil:
 		e.NextCall = callFrom(rule.NextCall, req, maxReceived)
 	case f != nil && f.Lookup != nil && carried(sent):
-		e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, maxReceived)}}}
+		e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, echo(f, sent, maxReceived)}}}
 	}
 	if e.Retryable {
 		e.RetryAfter = retryAfter(up.Header, rule.RetryAfter, timeNow())
@@ -377,7 +377,7 @@ func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
 			break
 		}
 		if v := req.Value(a.From); carried(v) {
-			out.Arguments = append(out.Arguments, Argument{a.Name, appendValue(nil, v, maxReceived)})
+			out.Arguments = append(out.Arguments, Argument{a.Name, echo(a.From, v, maxReceived)})
 		}
 	}
 	return out

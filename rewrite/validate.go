@@ -41,7 +41,7 @@ func validate(route *rules.Route, req *Request, maxReceived int, known *Entry) [
 			v = flat
 		}
 		if v.Exists() {
-			e.Received = appendValue(nil, v, maxReceived)
+			e.Received = echo(f, v, maxReceived)
 			e.DidYouMean = suggestions(f, v)
 		}
 		out = append(out, e)
@@ -171,7 +171,7 @@ func faultsOf(route *rules.Route, req *Request, status int, lim rules.Limits) *E
 	if e != nil && len(e.Errors) == 0 {
 		if f := route.Field(e.Field); f != nil && f.Lookup != nil {
 			if sent := req.Value(f); carried(sent) {
-				e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, appendValue(nil, sent, lim.Received)}}}
+				e.NextCall = &Call{Name: f.Lookup.Route.Name, Arguments: []Argument{{f.Lookup.Args[0].Name, echo(f, sent, lim.Received)}}}
 			}
 		}
 	}

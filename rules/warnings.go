@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/signpost-proxy/signpost/internal/redact"
 )
 
 // DefaultMessageTokens is the most tokens a rule's message may cost before
@@ -15,8 +17,9 @@ const DefaultMessageTokens = 60
 // Warnings returns what check reports beside problems, in file order: rules
 // that can never match because an earlier rule of the route takes every
 // response they would, declared fields that nothing uses, and messages
-// longer than the token budget, and unmatched: passthrough, which relays
-// what an upstream error tells.
+// longer than the token budget, unmatched: passthrough, which relays what
+// an upstream error tells, and fields holding a credential a body would
+// echo.
 func (c *Config) Warnings() Problems {
 	var out Problems
 	warn := func(pos Pos, path, format string, args ...any) {
@@ -57,6 +60,7 @@ func (c *Config) Warnings() Problems {
 	}
 	out = append(out, c.unreachable()...)
 	c.passthroughWarnings(warn)
+	c.credentialWarnings(used, warn)
 	slices.SortStableFunc(out, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
@@ -104,6 +108,24 @@ func (c *Config) passthroughWarnings(warn func(pos Pos, path, format string, arg
 	for _, r := range c.Routes {
 		if r.Unmatched == Passthrough && r.UnmatchedPos.Line > 0 {
 			warn(r.UnmatchedPos, "routes."+r.Name+".unmatched", why)
+		}
+	}
+}
+
+// credentialWarnings warns on each field named like a credential
+// (Authorization, X-Api-Key, password) that an error rule or a call names,
+// to echo it: bodies mask such a value whole, so the agent never sees
+// what it sent there.
+func (c *Config) credentialWarnings(used map[*Field]bool, warn func(pos Pos, path, format string, args ...any)) {
+	for _, r := range c.Routes {
+		for _, f := range r.Fields {
+			if !redact.CredentialName(f.Key) && !redact.CredentialName(f.Name) {
+				continue
+			}
+			if used[f] {
+				warn(f.Pos, fmt.Sprintf("routes.%s.fields.%s", r.Name, f.Name),
+					"holds a credential (%s %s), which bodies never echo: received shows it masked, as \"Bearer [masked]\" or \"[masked]\"; say in a message what a valid one looks like", f.In, f.Key)
+			}
 		}
 	}
 }

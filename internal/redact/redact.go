@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // maxLogged bounds the upstream body a log line carries.
@@ -87,7 +88,50 @@ var secretPatterns = []secretPattern{
 	{[]string{"bearer", "basic", "digest", "negotiate"}, regexp.MustCompile(`(?i)\b(bearer|basic|digest|negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}${2}" + masked},
 	{[]string{"://"}, regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"\\]*):[^\s@/"\\]+@`), "${1}:" + masked + "@"},
 	{[]string{"pass", "pwd", "secret", "token", "key", "auth", "session", "cookie", "credential", "signature"},
-		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?:orization)?|session[_-]?id|cookie|credentials?|signature)[A-Za-z0-9_-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
+		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*` + credentialWord + `[A-Za-z0-9_-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
+}
+
+// credentialWord is what a key, header or field named like a credential
+// holds: password, secret, token, api_key, authorization, cookie, ...
+const credentialWord = `(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth(?:orization)?|session[_-]?id|cookie|credentials?|signature)`
+
+// credentialName finds credentialWord as a word of a name, so that
+// "author" is not taken for "auth".
+var credentialName = regexp.MustCompile(`(?:^|[^a-z])` + credentialWord + `(?:$|[^a-z])`)
+
+// CredentialName reports whether a header, parameter or key of this name
+// holds a credential, as the logs judge a key=value pair, the words of the
+// name taken apart: Authorization, Proxy-Authorization, Cookie, X-Api-Key,
+// password, session_id, accessToken, but not author.
+func CredentialName(name string) bool {
+	var b strings.Builder
+	prev := ' '
+	for _, r := range name {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			b.WriteByte('_') // camelCase: accessToken is access_token
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	return credentialName.MatchString(b.String())
+}
+
+// authScheme is an authentication scheme that opens a credential.
+var authScheme = regexp.MustCompile(`(?i)^(bearer|basic|digest|negotiate|token|apikey)\s+\S`)
+
+// Credential masks a credential's whole value, keeping only the
+// authentication scheme that opens it, which says what kind was sent:
+// "Bearer sk_live_…" becomes "Bearer [masked]", any other value "[masked]".
+// An empty value stays empty.
+func Credential(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	if m := authScheme.FindStringSubmatch(v); m != nil {
+		return m[1] + " " + masked
+	}
+	return masked
 }
 
 // String masks the secrets in s, for a log line.

@@ -82,3 +82,36 @@ func TestConceal(t *testing.T) {
 		t.Error("revealed of a header without revealing ones is not nil")
 	}
 }
+
+// TestCredentialName tells the names of headers, parameters and keys that
+// hold a credential from the others.
+func TestCredentialName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "X-Api-Key": true,
+		"api_key": true, "apiKey": true, "X-Auth-Token": true, "accessToken": true, "password": true,
+		"new_password": true, "session_id": true, "client_secret": true, "X-Signature": true,
+		"author": false, "Idempotency-Key": false, "X-Tenant": false, "title": false, "keyword": false,
+		"monkey": false, "tokenizer": false, "passage": false,
+	} {
+		if got := CredentialName(name); got != want {
+			t.Errorf("CredentialName(%q) = %t, want %t", name, got, want)
+		}
+	}
+}
+
+// TestCredential masks a credential whole, keeping only its scheme.
+func TestCredential(t *testing.T) {
+	for in, want := range map[string]string{
+		"Bearer sk_live_51HxQkLm0123456789abcdef": "Bearer [masked]",
+		"basic YWRhOmh1bnRlcjI=":                  "basic [masked]",
+		"Token abc":                               "Token [masked]",
+		"0123456789abcdef":                        "[masked]",
+		"session=abc; theme=dark":                 "[masked]",
+		"Bearer":                                  "[masked]",
+		"":                                        "",
+	} {
+		if got := Credential(in); got != want {
+			t.Errorf("Credential(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -31,6 +31,8 @@ func TestToolCallSafety(t *testing.T) {
 			`{"error":"upstream_failed","message":"the upstream failed (502 Bad Gateway); the call may or may not have taken effect, so check before repeating it","retryable":false}`},
 		{"502 on a GET is repeated", "get_note", `{"note_id":"N-1"}`,
 			`{"error":"upstream_failed","message":"the upstream is unavailable for now (502 Bad Gateway); repeat the call shortly","retryable":true}`},
+		{"a malformed token is masked", "create_note_before", `{"title":"Groceries","token":"Bearer sk_live_51HxQkLm0123456789abcdef"}`,
+			`{"type":"about:blank","title":"Bad Request","status":400,"code":"bad_token","field":"token","detail":"must match the pattern ^Bearer [a-z]+$, e.g. Bearer abc","received":"Bearer [masked]","retryable":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := s.call(t, tc.tool, tc.args)

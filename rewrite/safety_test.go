@@ -1,0 +1,98 @@
+package rewrite_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// safetyCase is one request, the upstream's answer (status 0: judged
+// before the upstream) and the body signpost must write, in the route's
+// format.
+type safetyCase struct {
+	name, method, target string
+	header               http.Header
+	body                 string
+	status               int
+	upHeader             http.Header
+	upstream             string
+	want                 string
+}
+
+func (tc safetyCase) run(t *testing.T, cfg *rules.Config) {
+	t.Helper()
+	rt, req := route(t, cfg, tc.method, tc.target)
+	req.Header = tc.header
+	if tc.body != "" {
+		req.Body = []byte(tc.body)
+	}
+	var e *rewrite.Error
+	up := &rewrite.Upstream{Status: tc.status, Header: tc.upHeader, Body: &rules.Body{Raw: []byte(tc.upstream)}}
+	switch rule := rt.MatchError(tc.status, up.Body); {
+	case tc.status == 0:
+		e = rewrite.Before(rt, req, cfg.Limits)
+	case rule != nil:
+		e = new(rewrite.Error).SetMatch(rt, rule, up, req, cfg.Limits)
+	default:
+		e = rewrite.Wrap(up, rt, req)
+	}
+	got := "valid"
+	switch {
+	case e != nil && rt.Format == rules.FormatProblem:
+		got = string(e.ProblemJSON())
+	case e != nil:
+		got = string(e.JSON())
+	}
+	if got != tc.want {
+		t.Errorf("body mismatch\n got: %s\nwant: %s", got, tc.want)
+	}
+}
+
+func loadSafety(t *testing.T) *rules.Config {
+	t.Helper()
+	cfg, err := rules.Load("testdata/safety.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestCredentialsNeverEchoed: a credential the request sent never comes
+// back whole, after the upstream or before it, in received, in a message's
+// {received} or in a next call's arguments; a secret of a known shape is
+// masked in any field, before the value is cut.
+func TestCredentialsNeverEchoed(t *testing.T) {
+	cfg := loadSafety(t)
+	stripe := "Bearer sk_live_51HxQkLm0123456789abcdef"
+	for _, tc := range []safetyCase{
+		{name: "Authorization after the upstream, in received and {received}", method: "GET", target: "/me",
+			header: http.Header{"Authorization": {stripe}}, status: 401, upstream: `{"error":"Bad token"}`,
+			want: `{"error":"bad_token","field":"token","message":"the token \"Bearer [masked]\" is not accepted","received":"Bearer [masked]","retryable":false}`},
+		{name: "X-Api-Key after the upstream", method: "GET", target: "/me",
+			header: http.Header{"X-Api-Key": {"0123456789abcdef0123"}}, status: 401, upstream: `{"error":"Bad key"}`,
+			want: `{"error":"bad_key","field":"api_key","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"[masked]","retryable":false}`},
+		{name: "Authorization in a next call's arguments", method: "GET", target: "/me",
+			header: http.Header{"Authorization": {stripe}}, status: 403, upstream: `{}`,
+			want: `{"error":"forbidden","message":"this token may not read profiles; call sign_in first","next_call":{"call":"sign_in","arguments":{"token":"Bearer [masked]"}},"retryable":false}`},
+		{name: "a key in a query value, cut after masking", method: "GET", target: "/me?note=key+AKIAIOSFODNN7EXAMPLE+is+mine+and+this+note+runs+on+past+the+cut+of+sixty+four+characters",
+			status: 400, upstream: `{"error":"Bad note"}`,
+			want: `{"error":"bad_note","field":"note","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"key AKIA[masked] is mine and this note runs on past the cut of s…[+20 chars]","retryable":false}`},
+		{name: "Authorization and a password before the upstream, problem+json", method: "POST", target: "/sessions",
+			header: http.Header{"Authorization": {"Basic YWRhOmh1bnRlcjI="}}, body: `{"password":"hunter2-and-more","note":"ghp_0123456789abcdefghij0123456789abcdef"}`,
+			want: `{"type":"about:blank","title":"Bad Request","status":400,"code":"validation_failed","detail":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
+				`{"field":"token","code":"invalid_token","message":"must match the pattern ^Bearer [a-z]+$, e.g. Bearer abc","received":"Basic [masked]"},` +
+				`{"field":"password","code":"invalid_password","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"[masked]"},` +
+				`{"field":"note","code":"invalid_note","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"ghp_[masked]"}],"retryable":false}`},
+		{name: "a token across the cut", method: "GET", target: "/me?note=" + strings.Repeat("x", 56) + "+ghp_0123456789abcdefghij0123456789abcdef",
+			status: 400, upstream: `{"error":"Bad note"}`,
+			want: `{"error":"bad_note","field":"note","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"` + strings.Repeat("x", 56) + ` ghp_[ma…[+5 chars]","retryable":false}`},
+		{name: "a value with no secret is echoed as sent", method: "GET", target: "/me?note=a+long+note+here",
+			status: 400, upstream: `{"error":"Bad note"}`,
+			want: `{"error":"bad_note","field":"note","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"a long note here","retryable":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, cfg) })
+	}
+}
