@@ -312,7 +312,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := newExchange()
 	ex.id, ex.remote, ex.outcome, ex.start = requestID(r.Header.Get(RequestIDHeader)), r.RemoteAddr, metrics.OutcomeSuccess, start
 	ex.idValue = []string{ex.id}
-	ex.req.Method = r.Method
+	ex.req.Method, ex.req.Path, ex.req.RawQuery = r.Method, r.URL.Path, r.URL.RawQuery
 	r.Header[RequestIDHeader] = ex.idValue
 	defer release(ex, r) // deferred first, so run last
 	defer p.finish(ex, r, start)

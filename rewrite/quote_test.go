@@ -26,6 +26,16 @@ func TestUpstreamMessageQuoted(t *testing.T) {
 		{`Quota "daily" exceeded (retry tomorrow).`, true},
 		{"Ungültiger Status — bitte prüfen", true},
 		{"Cannot delete a closed ticket", true},
+		{"1:7: parse error: unclosed left parenthesis", true},
+		{`parse error at line 3:12: unexpected "}" in label matching`, true},
+		{"unexpected character: '{'", true},
+		{"window starts at 09:30", true},
+
+		{`unexpected "<" here`, false},
+		{`unexpected "}}" here`, false},
+		{"bad_data: 1:7: parse error", false},
+		{"dial db:5432 refused", false},
+		{"a1:7 is not a position", false},
 
 		{"java.lang.NullPointerException", false},
 		{"at com.acme.tickets.TicketService.update(TicketService.java:212)", false},

@@ -15,7 +15,10 @@ type Request struct {
 	// Method is the request's method; empty when unknown, which is taken
 	// as a method that is not idempotent.
 	Method string
-	Vars   map[string]string // path variables of the matched route
+	// Path is the request's path, for the values of a request no route
+	// declares.
+	Path string
+	Vars map[string]string // path variables of the matched route
 	// Query holds the query parameters; when nil, RawQuery is parsed into
 	// it on first use, so that requests no error concerns never parse it.
 	Query    url.Values
