@@ -289,7 +289,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	if sent.Exists() {
 		e.Received = echo(f, sent, maxReceived)
 	}
-	e.Message = fillReceived(e.Message, e.Received)
+	e.Message = fill(rule, e.Message, e.Received, up, req, maxReceived)
 	e.DidYouMean = suggestions(f, sent)
 	switch {
 	case rule.NextCall != nil:
@@ -383,18 +383,24 @@ func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
 	return out
 }
 
-// fillReceived replaces {received} in a rule's message with the received
-// value, JSON-quoted (the value is never prose), or with "the value sent"
-// when there is none.
-func fillReceived(msg string, received []byte) string {
-	if !strings.Contains(msg, "{received}") {
-		return msg
-	}
-	with := "the value sent"
-	if received != nil {
-		with = string(received)
-	}
-	return strings.ReplaceAll(msg, "{received}", with)
+// fill replaces the placeholders of msg, rule's message: {received} with
+// the received value, JSON-quoted (the value is never prose), or with "the
+// value sent" when there is none; {upstream} with the upstream's own short
+// message of a 4xx, quoted, cut and escaped like a received value, when it
+// is safe to show (see upstreamDetail), else with "no detail given".
+func fill(rule *rules.ErrorRule, msg string, received []byte, up *Upstream, req *Request, max int) string {
+	return rule.Fill(msg, func(name string) string {
+		if name == rules.PlaceholderReceived {
+			if received == nil {
+				return "the value sent"
+			}
+			return string(received)
+		}
+		if d := upstreamDetail(up, rule.Route(), req); d != "" {
+			return string(appendEcho(nil, d, max))
+		}
+		return "no detail given"
+	})
 }
 
 // retryAfter is the wait to advise, in whole seconds: the upstream's

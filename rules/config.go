@@ -256,7 +256,9 @@ type ErrorRule struct {
 	Field *Field
 	// Message is the body's message: the rule's own, else the field's
 	// rule, followed by the next call or the futility the rule declares.
-	// A {received} in it stands for the received value, JSON-quoted.
+	// A {received} in it stands for the received value, and an {upstream}
+	// for the upstream's own short message, JSON-quoted; its literal
+	// braces, written {{ and }} in the file, are single here.
 	Message string
 	// StatesRule is set when the rule has no message of its own, so that
 	// its message is the field's rule: the rule is about the field's
@@ -275,6 +277,36 @@ type ErrorRule struct {
 	Pos        Pos
 	// Index is the rule's place in its route, from zero.
 	Index int
+
+	route *Route
+	holes []hole // the placeholders of Message, in order
+}
+
+// Route returns the route the rule belongs to.
+func (e *ErrorRule) Route() *Route { return e.route }
+
+// HasPlaceholders reports whether the rule's message quotes the failed
+// call: {received} or {upstream}.
+func (e *ErrorRule) HasPlaceholders() bool { return len(e.holes) > 0 }
+
+// Fill returns msg, the rule's message as a body states it (perhaps after
+// a prefix of the body's own), with each placeholder replaced by value's
+// text for its name, in one pass: a value's own braces are never read as
+// placeholders. The message's literal braces are already single.
+func (e *ErrorRule) Fill(msg string, value func(name string) string) string {
+	if len(e.holes) == 0 || !strings.HasSuffix(msg, e.Message) {
+		return msg
+	}
+	off := len(msg) - len(e.Message)
+	var b strings.Builder
+	last := 0
+	for _, h := range e.holes {
+		b.WriteString(msg[last : off+h.at])
+		b.WriteString(value(h.name))
+		last = off + h.at + len(h.name) + 2
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
 // Call is a route to call, with arguments filled from the failed request.

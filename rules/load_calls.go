@@ -226,25 +226,74 @@ func (l *loader) link() {
 	}
 }
 
-var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+// Placeholders a message may hold: the value sent, and the upstream's
+// own short detail.
+const (
+	PlaceholderReceived = "received"
+	PlaceholderUpstream = "upstream"
+)
+
+// hole is a placeholder of a message: {name} at byte at of the message.
+type hole struct {
+	at   int
+	name string
+}
+
+// template reads the rule's own message: {received} and {upstream} are
+// placeholders, {{ and }} are literal braces, and any other brace is a
+// problem, so that a misspelt placeholder never reaches an agent. It
+// returns the message with its literal braces, the placeholders written
+// {name}, and records where they are.
+func (l *loader) template(p pendingRule) string {
+	e := p.rule
+	e.route = p.route
+	src := e.Message
+	if !strings.ContainsAny(src, "{}") {
+		return src
+	}
+	path := join(p.path, "message")
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case (c == '{' || c == '}') && i+1 < len(src) && src[i+1] == c:
+			b.WriteByte(c)
+			i++
+		case c == '}':
+			l.errorf(p.msgNode, path, "a lone } at byte %d; write }} for a literal brace, e.g. up{{job=\"node\"}}", i+1)
+			return src
+		case c == '{':
+			end := strings.IndexAny(src[i+1:], "{}")
+			if end < 0 || src[i+1+end] != '}' {
+				l.errorf(p.msgNode, path, "a lone { at byte %d; write {{ for a literal brace, e.g. up{{job=\"node\"}}", i+1)
+				return src
+			}
+			name := src[i+1 : i+1+end]
+			switch {
+			case name != PlaceholderReceived && name != PlaceholderUpstream:
+				l.errorf(p.msgNode, path, "unknown placeholder {%s}; only {received} (the value sent) and {upstream} (the upstream's short message) are replaced; write {{ and }} for literal braces, e.g. up{{job=\"node\"}}", name)
+			case name == PlaceholderReceived && e.Field == nil && !e.capturesReceived():
+				l.errorf(p.msgNode, path, "{received} needs a field: or a (?P<received>...) group in the match to take the value from")
+			}
+			e.holes = append(e.holes, hole{b.Len(), name})
+			b.WriteString(src[i : i+2+end])
+			i += 1 + end
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
 // compose builds the rule's final message: its own or its field's rule,
 // then the next call, then what to do instead of repeating a futile call.
 func (l *loader) compose(p pendingRule) {
 	e := p.rule
-	msg := e.Message
+	msg := l.template(p)
 	if msg == "" && e.Field != nil {
 		msg, e.StatesRule = e.Field.Rule, true
 	} else if e.Field != nil && e.Field.Lookup != nil && !strings.Contains(msg, e.Field.Lookup.Route.Name) {
 		msg += "; " + lookupHint(e.Field)
-	}
-	for _, ph := range placeholder.FindAllString(e.Message, -1) {
-		switch {
-		case ph != "{received}":
-			l.errorf(p.msgNode, join(p.path, "message"), "unknown placeholder %s; only {received} is replaced, by the value sent, JSON-quoted", ph)
-		case e.Field == nil && !e.capturesReceived():
-			l.errorf(p.msgNode, join(p.path, "message"), "{received} needs a field: or a (?P<received>...) group in the match to take the value from")
-		}
 	}
 	if c := e.NextCall; c != nil && !strings.Contains(msg, c.Route.Name) {
 		msg += "; call " + c.Route.Name + " first"

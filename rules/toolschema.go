@@ -121,7 +121,7 @@ func (r *Route) toolDescription() string {
 			continue
 		}
 		s := "May need " + e.NextCall.Signature() + " first"
-		if e.Message != "" && !strings.Contains(e.Message, "{received}") {
+		if e.Message != "" && !e.HasPlaceholders() {
 			first, size := utf8.DecodeRuneInString(e.Message)
 			s = string(unicode.ToUpper(first)) + e.Message[size:]
 		}
