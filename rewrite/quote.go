@@ -183,13 +183,41 @@ func echo(f *rules.Field, v gjson.Result, max int) []byte {
 	case f != nil && (redact.CredentialName(f.Key) || redact.CredentialName(f.Name)) && v.Type != gjson.Null:
 		return appendEcho(nil, redact.Credential(v.String()), max)
 	case v.Type == gjson.String:
-		if m := redact.String(v.Str); m != v.Str {
+		if m := mask(v.Str, max); m != v.Str {
 			v = rules.Text(m)
 		}
+	case (v.IsObject() || v.IsArray()) && len(v.Raw) > maskedHead(max):
+		v = rules.Text(mask(v.Raw, max)) // echoed as its cut text in any case
 	case v.IsObject() || v.IsArray():
 		if m := redact.String(v.Raw); m != v.Raw && gjson.Valid(m) {
 			v = gjson.Parse(m)
 		}
 	}
 	return appendValue(nil, v, max)
+}
+
+// maskedHead is how many bytes of a value echo masks when the value is cut
+// to max characters: every byte that can show, and a window past them, so
+// that a secret across the cut is masked whole. The rest is never shown,
+// and masking it would cost time in proportion to a request's size.
+func maskedHead(max int) int { return 4*max + 512 }
+
+// mask masks the secrets in the part of s an echo cut to max characters
+// can show; the rest follows unmasked, to be counted and not shown. A
+// value past the head and mostly secrets is cut to its masked head.
+func mask(s string, max int) string {
+	head := maskedHead(max)
+	if max < 0 || len(s) <= head {
+		return redact.String(s)
+	}
+	for !utf8.RuneStart(s[head]) {
+		head--
+	}
+	m := redact.String(s[:head])
+	if utf8.RuneCountInString(m) <= max {
+		// Masking shrank the head so that the rest would show: the
+		// rest, a secret's tail perhaps, is left out.
+		return m
+	}
+	return m + s[head:]
 }

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -39,4 +40,22 @@ func FuzzQuoteRuns(f *testing.F) {
 			t.Errorf("quote(%q, %d, %v) = %s, want %s", s, max, markup, got, want)
 		}
 	})
+}
+
+// TestMaskBounded: only the head of a long value is masked, a secret
+// across the head's end included, and no secret shows after the cut.
+func TestMaskBounded(t *testing.T) {
+	key := "ghp_0123456789abcdefghij0123456789abcdef"
+	for _, tc := range []struct{ name, in string }{
+		{"secret at the start", key + " " + strings.Repeat("x", 4000)},
+		{"secret across the head's end", strings.Repeat("x", maskedHead(64)-10) + " " + key + " " + strings.Repeat("y", 4000)},
+		{"a head of secrets", strings.Repeat("token="+key+" ", 200)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(appendEcho(nil, mask(tc.in, 64), 64))
+			if strings.Contains(got, "0123456789abcdef") {
+				t.Errorf("a secret shows: %s", got)
+			}
+		})
+	}
 }
