@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxLogged bounds the upstream body a log line carries.
@@ -104,6 +105,9 @@ var credentialName = regexp.MustCompile(`(?:^|[^a-z])` + credentialWord + `(?:$|
 // name taken apart: Authorization, Proxy-Authorization, Cookie, X-Api-Key,
 // password, session_id, accessToken, but not author.
 func CredentialName(name string) bool {
+	if !anyTrigger(name) {
+		return false
+	}
 	var b strings.Builder
 	prev := ' '
 	for _, r := range name {
@@ -136,6 +140,9 @@ func Credential(v string) string {
 
 // String masks the secrets in s, for a log line.
 func String(s string) string {
+	if !anyTrigger(s) {
+		return s // most texts: no expression runs, nothing is allocated
+	}
 	var lower string
 	for _, p := range secretPatterns {
 		if lower == "" {
@@ -150,6 +157,36 @@ func String(s string) string {
 		}
 	}
 	return s
+}
+
+// anyTrigger reports whether s may hold a trigger of a pattern, in any
+// case; a text with a byte beyond ASCII is taken to, as its lower case
+// may hold one that its bytes do not (the Kelvin sign lowers to k).
+func anyTrigger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, p := range secretPatterns {
+		if containsAnyFold(s, p.triggers) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsAnyFold reports whether ASCII s holds one of the lower-case
+// ASCII words ts, in any case, without allocating.
+func containsAnyFold(s string, ts []string) bool {
+	for _, t := range ts {
+		for i := 0; i+len(t) <= len(s); i++ {
+			if s[i]|0x20 == t[0]|0x20 && strings.EqualFold(s[i:i+len(t)], t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // JSON masks the secrets in an echoed JSON value; should masking
