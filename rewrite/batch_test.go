@@ -26,7 +26,7 @@ func answer(rt *rules.Route, req *rewrite.Request, up *rewrite.Upstream, lim rul
 	if e := rewrite.Unexplained(rt, up, req, lim); e != nil {
 		return e
 	}
-	return rewrite.Wrap(up)
+	return rewrite.Wrap(up, rt, req)
 }
 
 const (

@@ -144,8 +144,8 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 	return v
 }
 
-// TestAdminPage sends a real signpost rewritten errors of two codes, an
-// error no rule matches and a success, lets one caller's recovery lapse,
+// TestAdminPage sends a real signpost rewritten errors of three codes, one
+// of them an error no rule matches that the body explains, and a success, lets one caller's recovery lapse,
 // then reads the admin page in headless Chromium: the figures, and that
 // the page's script refreshes them without a reload.
 func TestAdminPage(t *testing.T) {
@@ -154,8 +154,8 @@ func TestAdminPage(t *testing.T) {
 	api := newUpstream(t, ticketapi.New().Handler())
 	sp := startSignpost(t, withSettings(t, ticketsConfig, "learn: {recovery_window: 2s}"), api.URL)
 
-	// Caller a: two invalid_status, one ticket_unassigned, one error no
-	// rule matches, then a success: recovered on the fifth call.
+	// Caller a: two invalid_status, one ticket_unassigned, one body cut
+	// short, then a success: recovered on the fifth call.
 	patch := func(session, ticket, body string, status int) {
 		t.Helper()
 		got := send(t, "PATCH", sp.URL+"/tickets/"+ticket, []byte(body), "Content-Type", jsonType, "X-Session-Id", session)
@@ -166,7 +166,7 @@ func TestAdminPage(t *testing.T) {
 	patch("a", "T-8841", `{"status":"Closed"}`, 400)
 	patch("a", "T-8841", `{"status":"done"}`, 400)
 	patch("a", "T-8842", `{"status":"closed"}`, 409)
-	patch("a", "T-8841", `{"status":`, 400) // the upstream's "Bad request": no rule matches
+	patch("a", "T-8841", `{"status":`, 400) // the upstream's "Bad request", explained by the body: invalid_json_body
 	patch("a", "T-8841", `{"status":"pending"}`, 200)
 	// Caller b: one unknown_ticket and no success, unrecovered once its
 	// two-second window lapses.
@@ -180,7 +180,7 @@ func TestAdminPage(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	sp.wantCounter(t, 1, "signpost_upstream_errors_unmatched_total", "route", "update_ticket", "status", "400")
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_json_body", "field", "")
 
 	if err := chromedp.Do(b.ctx, chromedp.Navigate(sp.Admin+"/?refresh=1")); err != nil {
 		t.Fatalf("loading the admin page: %v", err)
@@ -193,11 +193,11 @@ func TestAdminPage(t *testing.T) {
 		{`#routes table.overview`, []string{
 			"route\tmethod and path\trequests\trejections\tunmatched errors\trecoveries\twithin 3 calls\tnever",
 			"get_ticket\tGET /tickets/{ticket_id}\t1\t1\t0\t1\t0%\t100%",
-			"update_ticket\tPATCH /tickets/{ticket_id}\t5\t3\t1\t1\t0%\t0%",
+			"update_ticket\tPATCH /tickets/{ticket_id}\t5\t4\t0\t1\t0%\t0%",
 			"create_ticket\tPOST /tickets\t0\t0\t0\t0\t–\t–",
 		}},
-		{route("update_ticket") + "table.rejections", []string{"invalid_status\tstatus\t2", "ticket_unassigned\t—\t1", "total\t3"}},
-		{route("update_ticket") + "table.unmatched", []string{"400\t1"}},
+		{route("update_ticket") + "table.rejections", []string{"invalid_json_body\t—\t1", "invalid_status\tstatus\t2", "ticket_unassigned\t—\t1", "total\t4"}},
+		{route("update_ticket") + "table.unmatched", []string{"none"}},
 		{route("update_ticket") + "table.recovery", []string{"3\t0\t0%\t", "4–5\t1\t100%\t", "never\t0\t0%\t"}},
 		{route("get_ticket") + "table.rejections", []string{"unknown_ticket\tticket_id\t1"}},
 		{route("get_ticket") + "table.recovery", []string{"never\t1\t100%\t"}},
@@ -217,8 +217,8 @@ func TestAdminPage(t *testing.T) {
 			}
 		}
 	}
-	if meta := b.text(t, route("update_ticket")+".meta"); !strings.HasSuffix(meta, "tickets.yaml:20:3 · 5 requests: 1 success, 3 rewritten, 1 wrapped") {
-		t.Errorf("update_ticket's summary reads %q; want its position and 5 requests: 1 success, 3 rewritten, 1 wrapped", meta)
+	if meta := b.text(t, route("update_ticket")+".meta"); !strings.HasSuffix(meta, "tickets.yaml:20:3 · 5 requests: 1 success, 4 rewritten") {
+		t.Errorf("update_ticket's summary reads %q; want its position and 5 requests: 1 success, 4 rewritten", meta)
 	}
 	if eval[bool](t, b, `document.querySelector('section.route[data-route="create_ticket"]') !== null`) {
 		t.Errorf("create_ticket, with no traffic, has a section of its own; want only its overview row")

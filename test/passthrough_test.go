@@ -245,7 +245,9 @@ func TestUnmatchedErrorWrapped(t *testing.T) {
 		upstream http.Handler
 		cases    []unmatchedCase
 	}{
-		"ticket API":           {ticketapi.New().Handler(), ticketAPIUnmatched},
+		// The ticket API's errors on a body that is not JSON are explained
+		// by that body: TestUnmatchedErrorOnABodyNotJSON.
+		"ticket API":           {ticketapi.New().Handler(), ticketAPIUnmatched[2:]},
 		"odd upstream answers": {nil, oddUnmatched},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -268,6 +270,28 @@ func TestUnmatchedErrorWrapped(t *testing.T) {
 				t.Errorf("signpost_rejections_total = %v, want 0", n)
 			}
 		})
+	}
+}
+
+// TestUnmatchedErrorOnABodyNotJSON sends the ticket API a body that is not
+// JSON on routes with body fields: its bare 400, which no rule matches, is
+// answered with what is wrong with the body, and counted as a rejection,
+// not as an unmatched error.
+func TestUnmatchedErrorOnABodyNotJSON(t *testing.T) {
+	t.Parallel()
+	sp := startSignpost(t, ticketsConfig, newUpstream(t, ticketapi.New().Handler()).URL)
+	for _, c := range ticketAPIUnmatched[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			before := sp.counter(t, "signpost_rejections_total", "route", c.route, "code", "invalid_json_body", "field", "")
+			got := send(t, c.method, sp.URL+c.path, c.reqBody())
+			field := map[string]string{"assign_ticket": "assignee", "update_ticket": "status"}[c.route]
+			wantJSONError(t, got, 400, `{"error":"invalid_json_body","message":"the request body is not JSON: text at byte 2 is not in double quotes; `+
+				`send one JSON object with the fields `+field+`","retryable":false}`)
+			sp.wantCounter(t, before+1, "signpost_rejections_total", "route", c.route, "code", "invalid_json_body", "field", "")
+		})
+	}
+	if n := sp.total(t, "signpost_upstream_errors_unmatched_total"); n != 0 {
+		t.Errorf("signpost_upstream_errors_unmatched_total = %v, want 0", n)
 	}
 }
 

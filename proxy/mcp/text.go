@@ -82,11 +82,18 @@ func Text(body []byte) (text string, ok bool) {
 	return b.String(), true
 }
 
+// quotes reports whether message quotes received already, as a rule's
+// {received} does: only a string, JSON-quoted, is told apart for sure; a
+// number in a message may as well be a bound (5 in "from 5 to 15").
+func quotes(message string, received gjson.Result) bool {
+	return received.Type == gjson.String && strings.Contains(message, received.Raw)
+}
+
 // fault writes one fault: its message, the value sent unless the message
 // quotes it already, and what signpost proposes instead.
 func fault(b *strings.Builder, message string, v gjson.Result) {
 	b.WriteString(message)
-	if received := v.Get("received"); received.Exists() && !strings.Contains(message, received.Raw) {
+	if received := v.Get("received"); received.Exists() && !quotes(message, received) {
 		b.WriteString(" (you sent ")
 		b.WriteString(received.Raw)
 		b.WriteString(")")
