@@ -118,7 +118,8 @@ type Limits struct {
 	// Received caps, in characters, a string echoed back as "received".
 	// Zero means 64.
 	Received int
-	// Errors caps the entries of a batched body. Zero means 10.
+	// Errors caps the entries of a batched body that state a rule; the
+	// faults past them are named in "unlisted". Zero means 10.
 	Errors int
 	// ListTokens is the default budget, in tokens, for listing a field's
 	// permitted values in a message. Zero means 60.

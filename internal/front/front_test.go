@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -921,12 +922,19 @@ func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
 // TestHeadSeen: the first request of a connection handed off was seen by
 // the front when its whole head was; the requests after it never were.
 func TestHeadSeen(t *testing.T) {
+	var mu sync.Mutex // the requests are served one after another, but by the front's goroutines and net/http's
 	var seen []bool
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = append(seen, HeadSeen(r)) })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, HeadSeen(r))
+	})
 	front, _ := startFront(t, h)
 	exchangeRaw(t, front, "GET /a HTTP/1.1\r\nHost: a\r\n\r\n")
 	exchangeRaw(t, front, "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
 	exchangeRaw(t, front, "GET /a HTTP/1.1\r\nHost: a\r\nX-Big: "+strings.Repeat("x", 5000)+"\r\n\r\n")
+	mu.Lock()
+	defer mu.Unlock()
 	if want := []bool{true, true, false, false}; !slices.Equal(seen, want) {
 		t.Errorf("head seen by the front: %v, want %v (served; handed off, then after it; handed off unseen)", seen, want)
 	}
