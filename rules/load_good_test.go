@@ -121,7 +121,7 @@ route update_ticket PATCH /tickets/{ticket_id} @20:3 body=true validate=after fo
   error[1] @30:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
   error[2] @35:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="ticket must be assigned before it can be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
 route create_ticket POST /tickets @41:3 body=true validate=after format=json unmatched=wrap description="Open a ticket for a customer"
-  field title in=body key=title required description="a one-line summary of the problem" @45:7: must be a string of at most 200 characters
+  field title in=body key=title required description="a one-line summary of the problem" @45:7: must be a non-empty string of at most 200 characters
   field status in=body key=status required @46:7: must be one of: open, pending, closed
   field priority in=body key=priority required @47:7: must be one of: p1, p2, p3
   field due_at in=body key=due_at @48:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z

@@ -32,7 +32,7 @@ func TestConcurrentRequests(t *testing.T) {
 			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
 		// No rule explains "Missing title": the declared checks do.
 		{"POST", "/tickets", `{"status":"open"}`, 400, `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-			`{"field":"title","code":"invalid_title","message":"is required; must be a string of at most 200 characters"},` +
+			`{"field":"title","code":"invalid_title","message":"is required; must be a non-empty string of at most 200 characters"},` +
 			`{"field":"priority","code":"invalid_priority","message":"is required; must be one of: p1, p2, p3"},` +
 			`{"field":"customer_id","code":"invalid_customer_id","message":"is required; must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)"}],"retryable":false}`},
 		{"GET", "/tickets/T-8841", ``, 200, ``},
