@@ -32,7 +32,9 @@ import (
 // for the response. A connection that sends anything but a plain HTTP/1.1
 // request (HTTP/1.0, a chunked body, Expect, Upgrade, headers larger than
 // the read buffer, or a request net/http would refuse) is handed, with the
-// bytes read so far, to fallback, which serves it from then on.
+// bytes read so far, to fallback, which serves it from then on; a request
+// net/http would refuse with a 400 is answered with Refuse instead, when
+// it is set and the front has read enough of the head to tell.
 type Server struct {
 	handler http.Handler
 	// fallback serves the connections handed off; its Handler, timeouts
@@ -44,8 +46,8 @@ type Server struct {
 	errorLog                                                  *log.Logger
 
 	// Refuse renders the 400s the front answers itself; nil answers them
-	// in plain text, and leaves a malformed request line to net/http. Set
-	// it before Serve.
+	// in plain text, and leaves a malformed request line or field to
+	// net/http. Set it before Serve.
 	Refuse Refusal
 
 	handoff  handoffListener
@@ -391,7 +393,7 @@ func (c *frontConn) serve() {
 		}
 		if err != nil {
 			if errors.Is(err, errHandoff) {
-				if c.refusesRequestLine() || c.refusesFraming() {
+				if c.refusesRequestLine() || c.refusesHead() || c.refusesFraming() {
 					return
 				}
 				handedOff = c.handOff()
@@ -452,21 +454,16 @@ func (c *frontConn) refusesFraming() bool {
 	if !ok {
 		return false
 	}
-	ctype, body := c.s.refusal("invalid_framing", "Transfer-Encoding", te,
+	c.refuse("invalid_framing", "Transfer-Encoding", te,
 		"an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, section 6.1), so where its body ends is ambiguous; "+
 			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42")
-	c.state.Store(connClosed)
-	bw := c.writer()
-	writeRefusal(bw, http.StatusBadRequest, ctype, body)
-	_ = bw.Flush()
-	c.releaseWriter()
-	c.lingerClose() // the caller's body is left unread
 	return true
 }
 
 // Refusal renders the body of a 400 the front answers itself, to a
 // request whose field broke rule with value: its media type and bytes.
-// code names the kind of fault: invalid_request_line, invalid_framing.
+// code names the kind of fault: invalid_request_line, invalid_header,
+// missing_host, invalid_host, invalid_framing.
 type Refusal func(code, field, value, rule string) (contentType string, body []byte)
 
 // refusal renders a refusal with the server's Refusal, or in plain text,
@@ -530,7 +527,8 @@ func (c *frontConn) readRequest() (*http.Request, int, error) {
 // peekHead returns the bytes of the next request's head, through the blank
 // line that ends it, without consuming them. An unfinished head whose
 // complete lines the front would not parse is handed off at once, for
-// net/http to answer (400, say) without waiting for the rest.
+// net/http to answer (400, say) without waiting for the rest; but for a
+// field line the front refuses itself once the byte after it is in.
 func (c *frontConn) peekHead() ([]byte, error) {
 	for {
 		buf, _ := c.br.Peek(c.br.Buffered())
@@ -548,9 +546,9 @@ func (c *frontConn) peekHead() ([]byte, error) {
 			}
 			return buf[:end], nil
 		}
-		if len(buf) == c.br.Size() || !linesServable(buf) {
+		if len(buf) == c.br.Size() || !linesServable(buf) && !c.awaitsFault(buf) {
 			// Larger than the buffer (net/http enforces the limit), or
-			// a line the front does not parse.
+			// a line the front does not parse and will not refuse.
 			return nil, errHandoff
 		}
 		if !c.headerDeadline {
