@@ -253,13 +253,6 @@ func (o *object) member(key string) {
 // bytes closes the object and returns it.
 func (o *object) bytes() []byte { return append(o.b, '}') }
 
-// Upstream is the upstream's error response as signpost examined it.
-type Upstream struct {
-	Status int
-	Header http.Header
-	Body   *rules.Body // the decoded body; nil when it was not read
-}
-
 // setMatched sets e to the answer for an upstream error that rule
 // matched. maxReceived caps an echoed string, in characters.
 func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) {
