@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -198,6 +199,7 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 		MaxHeaderBytes:    int(positive(time.Duration(p.MaxHeaderBytes), server.DefaultMaxHeaderBytes)),
 		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
+	unused := trackUnused(srv)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	f.log.Info("serving tools over MCP", "transport", "streamable-http", "endpoint", "http://"+ln.Addr().String()+Endpoint,
@@ -214,7 +216,14 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 	drain := positive(p.DrainTimeout, server.DefaultDrainTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	if serr := srv.Shutdown(sctx); serr != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	// Shutdown closes the listener at once; a connection accepted before
+	// that which never sent a request (a client's spare) would hold it for
+	// net/http's five seconds, longer than the drain may be.
+	time.Sleep(unusedGrace)
+	unused.close()
+	if serr := <-shut; serr != nil {
 		_ = srv.Close()
 		f.log.Error("tool calls still in flight after the drain timeout were cut off", "drain_timeout", drain.String())
 		if err == nil {
@@ -225,6 +234,43 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 		err = nil
 	}
 	return err
+}
+
+// unusedGrace is how long a shutdown lets a connection accepted just before
+// it send its first request before closing it.
+const unusedGrace = 50 * time.Millisecond
+
+// unusedConns are a server's connections that have not begun a request.
+type unusedConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+// trackUnused follows srv's connections from the moment they are accepted
+// until they begin a request.
+func trackUnused(srv *http.Server) *unusedConns {
+	u := &unusedConns{conns: map[net.Conn]bool{}}
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if s == http.StateNew {
+			u.conns[c] = true
+		} else {
+			delete(u.conns, c)
+		}
+	}
+	return u
+}
+
+// close closes the connections that have not begun a request: nothing was
+// asked on them, so nothing is cut short.
+func (u *unusedConns) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for c := range u.conns {
+		c.Close()
+		delete(u.conns, c)
+	}
 }
 
 // endingWith ends the GET streams on which sessions wait for server

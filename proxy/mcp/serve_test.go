@@ -422,3 +422,54 @@ func get(t *testing.T, u string) string {
 	}
 	return string(b)
 }
+
+// TestShutdownIsNotHeldByAnUnusedConnection: a connection accepted over the
+// streamable HTTP transport that never sends a request, as a client's
+// spare connection does, does not hold the shutdown past the drain
+// timeout; net/http alone would wait five seconds for it.
+func TestShutdownIsNotHeldByAnUnusedConnection(t *testing.T) {
+	cfg, err := rules.Load("../../configs/tickets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream := httptest.NewServer(ticketapi.New().Handler())
+	defer upstream.Close()
+	up, _ := url.Parse(upstream.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	opts := mcp.Options{
+		Proxy: server.ServeOptions{
+			Options:      proxy.Options{Upstream: up},
+			Admin:        "127.0.0.1:0",
+			DrainTimeout: time.Second,
+		},
+		Listen: "127.0.0.1:0", Version: "test",
+		Ready: func(addr, _ net.Addr) { ready <- addr },
+	}
+	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
+	var addr net.Addr
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("Serve returned before it was ready: %v", err)
+	case <-time.After(wait):
+		t.Fatal("Serve was not ready in time")
+	}
+	conn, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	time.Sleep(50 * time.Millisecond) // accepted, and silent
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve: %v; want a clean shutdown", err)
+		}
+	case <-time.After(wait):
+		t.Fatalf("Serve did not return within %v of its context ending", wait)
+	}
+}
