@@ -189,8 +189,11 @@ func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x
 	return nil
 }
 
-// unreadable disposes of an error whose body is not read: a stream or one
-// over the bound. Under the wrap policy the upstream body is closed unread.
+// unreadable disposes of an error whose body is not read: a stream, one
+// over the bound or over the buffer budget. Under the wrap policy the
+// upstream body is closed unread and wrapped, unjudged: it may say what a
+// rule explains, so the declared checks do not speak for it, and an
+// overloaded proxy does no more work than it must.
 func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, why string) error {
 	up := &x.upstream
 	if policy == rules.Passthrough {
@@ -198,9 +201,6 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *exa
 		return nil
 	}
 	res.Body.Close()
-	if p.explained(res, ex, x) {
-		return nil
-	}
 	e := rewrite.Wrap(up, ex.route, &ex.req)
 	p.replace(res, ex, e, x)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
