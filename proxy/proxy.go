@@ -356,6 +356,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if route.Validate == rules.ValidateBefore {
 			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
 				ex.outcome = metrics.OutcomeRejected
+				e = p.repeat(ex, e, nil, nil)
 				p.rejected(ex, e, nil, -1)
 				p.answer(w, ex, e)
 				return

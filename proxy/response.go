@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"net"
@@ -145,7 +146,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		if rule := route.MatchError(status, up.Body); rule != nil {
 			e := x.err.SetMatch(route, rule, up, &ex.req, p.cfg.Limits)
 			ex.outcome = metrics.OutcomeRewritten
-			p.replace(res, ex, e, x)
+			e = p.replace(res, ex, e, x, rule)
 			p.rejected(ex, e, up, rule.Index)
 			return nil
 		}
@@ -183,8 +184,7 @@ func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x
 	if p.explained(res, ex, x) {
 		return nil
 	}
-	e := rewrite.Wrap(up, ex.route, &ex.req)
-	p.replace(res, ex, e, x)
+	e := p.replace(res, ex, rewrite.Wrap(up, ex.route, &ex.req), x, nil)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
@@ -201,8 +201,7 @@ func (p *Proxy) unreadable(res *http.Response, ex *exchange, name string, x *exa
 		return nil
 	}
 	res.Body.Close()
-	e := rewrite.Wrap(up, ex.route, &ex.req)
-	p.replace(res, ex, e, x)
+	e := p.replace(res, ex, rewrite.Wrap(up, ex.route, &ex.req), x, nil)
 	p.unmatched(ex, name, up, why+", wrapped as "+e.Code)
 	return nil
 }
@@ -217,16 +216,21 @@ func (p *Proxy) explained(res *http.Response, ex *exchange, x *examination) bool
 		return false
 	}
 	ex.outcome = metrics.OutcomeRewritten
-	p.replace(res, ex, e, x)
+	e = p.replace(res, ex, e, x, nil)
 	p.rejected(ex, e, up, -1)
 	return true
 }
 
-// replace swaps the upstream's body for e, rendered in the route's format
-// into x's buffer. x is recycled once the body is sent.
-func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *examination) {
+// replace swaps the upstream's body for e, or for the answer to a caller
+// repeating the failure (see repeat), rendered in the route's format into
+// x's buffer, and returns the answer sent. rule is the rule that matched,
+// or nil. x is recycled once the body is sent.
+func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *examination, rule *rules.ErrorRule) *rewrite.Error {
 	if ex.outcome != metrics.OutcomeRewritten {
 		ex.outcome = metrics.OutcomeWrapped
+	}
+	if e = p.repeat(ex, e, &x.upstream, rule); e.Repeated > 0 && !e.Retryable {
+		delete(res.Header, "Retry-After")
 	}
 	p.noRoute(ex, e, x.upstream.Header)
 	body, ctype := p.render(ex, e, x.out[:0])
@@ -234,6 +238,67 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 	x.reply.Reset(body)
 	replaceBody(res, &x.reply, ctype)
 	ex.examined = x
+	return e
+}
+
+// repeat notes the failure e about to be answered to ex and returns the
+// answer to send: e itself; or, once the caller had e the route's count of
+// times in a row, the stop body, which says repeating the call will not
+// succeed now; or, for a field fault sent again, e saying its values were
+// already rejected. up is the upstream's error, nil when signpost answered
+// without one; rule is the rule that matched, or nil.
+func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule *rules.ErrorRule) *rewrite.Error {
+	route := ex.route
+	if route == nil || route.RepeatsOff || p.cfg.Limits.Repeats.Off {
+		return e
+	}
+	n := p.state.Repeated(ex.req.Header, ex.remote, route, callOf(ex), e)
+	if n < 2 {
+		return e
+	}
+	if e.Field != "" || len(e.Errors) > 0 {
+		rewrite.AlreadyRejected(e, n)
+		return e
+	}
+	if n < p.cfg.Limits.Repeats.Of(transient(e, up, rule)) {
+		return e
+	}
+	futile := ""
+	if rule != nil {
+		futile = rule.Futile
+	}
+	return rewrite.Stop(e, n, futile)
+}
+
+// callSeed keys callOf's hash, for the life of the process.
+var callSeed = maphash.MakeSeed()
+
+// callOf identifies the call of ex among the calls to its route: its path,
+// query and body, as far as signpost read it (the body of a route with
+// body fields).
+func callOf(ex *exchange) uint64 {
+	var h maphash.Hash
+	h.SetSeed(callSeed)
+	h.WriteString(ex.path)
+	h.WriteByte(0)
+	h.WriteString(ex.req.RawQuery)
+	h.WriteByte(0)
+	h.Write(ex.req.Body)
+	return h.Sum64()
+}
+
+// transient reports whether the failure e is declared passing: a 429, a
+// 503 with Retry-After, or a rule's retryable: true.
+func transient(e *rewrite.Error, up *rewrite.Upstream, rule *rules.ErrorRule) bool {
+	switch {
+	case rule != nil && rule.Retryable != nil:
+		return *rule.Retryable
+	case e.Status == http.StatusTooManyRequests:
+		return true
+	case e.Status == http.StatusServiceUnavailable:
+		return up != nil && httpwire.FirstValue(up.Header["Retry-After"]) != ""
+	}
+	return false
 }
 
 // rejected counts and logs a rejection: one count per field fault, one log
@@ -519,7 +584,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	p.state.Called(ex.req.Header, ex.remote, ex.route)
 	ex.outcome = metrics.OutcomeFailed
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact.String(err.Error()))
-	p.answer(w, ex, e)
+	p.answer(w, ex, p.repeat(ex, e, nil, nil))
 }
 
 // failure is the answer to an exchange that failed with err, for a request

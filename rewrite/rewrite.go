@@ -44,6 +44,9 @@ type Error struct {
 	Unlisted []Entry
 	// NextCall is the call to make before this one can succeed, or nil.
 	NextCall *Call
+	// Repeated is how many times in a row the caller has had this same
+	// failure on the route, when it is more than once; zero omits it.
+	Repeated int
 	// Retryable says whether the same call may succeed later.
 	Retryable bool
 	// RetryAfter is the wait before a retry, in whole seconds; zero omits it.
@@ -73,8 +76,8 @@ type Argument struct {
 }
 
 // JSON renders e as signpost's own format, members in the order error,
-// field, message, received, errors, unlisted, next_call, retryable,
-// retry_after_seconds.
+// field, message, upstream_message, received, did_you_mean, errors,
+// unlisted, next_call, repeated, retryable, retry_after_seconds.
 func (e *Error) JSON() []byte {
 	return e.AppendJSON(make([]byte, 0, 160+len(e.Message)+len(e.Received)))
 }
@@ -186,6 +189,10 @@ func (e *Error) members(o *object, messageKey string) {
 		}
 		call.b = args.bytes()
 		o.b = call.bytes()
+	}
+	if e.Repeated > 0 {
+		o.member("repeated")
+		o.b = strconv.AppendInt(o.b, int64(e.Repeated), 10)
 	}
 	o.member("retryable")
 	o.b = strconv.AppendBool(o.b, e.Retryable)

@@ -7,6 +7,7 @@
 package rules
 
 import (
+	"cmp"
 	"net/url"
 	"regexp"
 	"strings"
@@ -124,6 +125,36 @@ type Limits struct {
 	// ListTokens is the default budget, in tokens, for listing a field's
 	// permitted values in a message. Zero means 60.
 	ListTokens int
+	// Repeats is when a caller repeating a failing call is told to stop.
+	Repeats Repeats
+}
+
+// Repeats says after how many identical failures in a row, of one caller
+// on one route within the recovery window, the answer tells the caller to
+// stop repeating the call.
+type Repeats struct {
+	// Failures is the count for a failure nothing says is passing. Zero
+	// means 2.
+	Failures int
+	// Transient is the count for a failure declared passing: a 429, a 503
+	// with Retry-After, a rule's retryable: true. Zero means 3.
+	Transient int
+	// Off turns the stop off for every route.
+	Off bool
+}
+
+// Default counts of Repeats.
+const (
+	DefaultRepeatFailures  = 2
+	DefaultRepeatTransient = 3
+)
+
+// Of returns the count in force for a failure, transient or not.
+func (r Repeats) Of(transient bool) int {
+	if transient {
+		return cmp.Or(r.Transient, DefaultRepeatTransient)
+	}
+	return cmp.Or(r.Failures, DefaultRepeatFailures)
 }
 
 // Route is one upstream operation, named as the agent's tool is named.
@@ -146,7 +177,10 @@ type Route struct {
 	// UnmatchedPos is where the route sets unmatched:, zero when it
 	// inherits the file's.
 	UnmatchedPos Pos
-	Pos          Pos
+	// RepeatsOff is set by repeats: off: a caller repeating a failing call
+	// on the route is never told to stop.
+	RepeatsOff bool
+	Pos        Pos
 
 	concerns statusSet // every status some error rule could match
 }

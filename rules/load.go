@@ -296,11 +296,12 @@ const exampleFile = `  routes:
           field: status`
 
 var (
-	topKeys   = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
-	learnKeys = []string{"caller_header", "callers", "min_count", "recovery_window"}
-	limitKeys = []string{"error_body", "request_body", "received", "errors", "list_tokens"}
-	routeKeys = []string{"method", "path", "validate", "format", "unmatched", "fields", "errors", "description"}
-	fieldKeys = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
+	topKeys    = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
+	learnKeys  = []string{"caller_header", "callers", "min_count", "recovery_window"}
+	limitKeys  = []string{"error_body", "request_body", "received", "errors", "list_tokens", "repeats"}
+	repeatKeys = []string{"failures", "transient"}
+	routeKeys  = []string{"method", "path", "validate", "format", "unmatched", "repeats", "fields", "errors", "description"}
+	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
@@ -706,8 +707,44 @@ func (l *loader) limits(n *yaml.Node, path string, lim *Limits) {
 			if v, ok := l.integer(kv.val, p, 0, 100000, "60"); ok {
 				lim.ListTokens = int(v)
 			}
+		case "repeats":
+			l.repeats(kv.val, p, &lim.Repeats)
 		}
 	}
+}
+
+// repeats reads limits.repeats: off, or a mapping of the counts.
+func (l *loader) repeats(n *yaml.Node, path string, r *Repeats) {
+	if off, ok := l.off(n); ok {
+		r.Off = off
+		return
+	}
+	for _, kv := range l.mapping(n, path, repeatKeys, "off, or a mapping of counts, e.g. {failures: 2, transient: 3}") {
+		p := join(path, kv.key)
+		v, ok := l.integer(kv.val, p, 2, 100, map[string]string{"failures": "2", "transient": "3"}[kv.key])
+		if !ok {
+			continue
+		}
+		if kv.key == "failures" {
+			r.Failures = int(v)
+		} else {
+			r.Transient = int(v)
+		}
+	}
+}
+
+// off reports whether n is the scalar off, and whether it is a scalar
+// that says off or on at all: YAML 1.1 reads off as false.
+func (l *loader) off(n *yaml.Node) (bool, bool) {
+	n = l.deref(n)
+	if n.Kind != yaml.ScalarNode {
+		return false, false
+	}
+	switch n.Value {
+	case "off", "false":
+		return true, true
+	}
+	return false, false
 }
 
 func (l *loader) learn(n *yaml.Node, path string, learn *Learn) {
@@ -825,6 +862,12 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 		case "unmatched":
 			if v, ok := l.choice(kv.val, p, policyChoices); ok {
 				r.Unmatched, r.UnmatchedPos = Policy(v), Pos{kv.keyNode.Line, kv.keyNode.Column}
+			}
+		case "repeats":
+			if off, ok := l.off(kv.val); ok {
+				r.RepeatsOff = off
+			} else {
+				l.errorf(l.deref(kv.val), p, "must be off, to never tell a caller to stop repeating a failing call on this route; the counts are set in limits.repeats; found %s", describe(l.deref(kv.val)))
 			}
 		case "fields":
 			fields = kv.val

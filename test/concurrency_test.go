@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -58,6 +59,9 @@ func TestConcurrentRequests(t *testing.T) {
 				i := (w + r) % len(calls)
 				c := calls[i]
 				req, _ := http.NewRequest(c.method, sp.URL+c.path, bytes.NewReader([]byte(c.body)))
+				// Each request is an agent of its own: none repeats a
+				// failure another had.
+				req.Header.Set("X-Session-Id", strconv.Itoa(w)+"-"+strconv.Itoa(r))
 				res, err := client.Do(req)
 				if err != nil {
 					t.Errorf("%s %s: %v", c.method, c.path, err)

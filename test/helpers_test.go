@@ -701,3 +701,10 @@ func answerTicket(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = io.WriteString(w, `{"id":"T-8841","status":"open"}`)
 }
+
+var callerIDs atomic.Int64
+
+// newCaller returns an X-Session-Id no request has sent yet, for requests
+// that stand for agents of their own: none is told its value was already
+// rejected, or to stop, for another's failure.
+func newCaller() string { return "caller-" + strconv.FormatInt(callerIDs.Add(1), 10) }

@@ -360,7 +360,9 @@ func TestOversizedErrorBody(t *testing.T) {
 				for _, m := range [][]string{oversized, unmatched, rejections} {
 					before[m[0]] = sp.counter(t, m[0], m[1:]...)
 				}
-				through := send(t, "PATCH", sp.URL+"/tickets/"+tt.ticket, req)
+				// Each case is a caller of its own, never one sending a
+				// rejected value again.
+				through := send(t, "PATCH", sp.URL+"/tickets/"+tt.ticket, req, "X-Session-Id", t.Name())
 				add := map[bool]float64{true: 1, false: 0}
 				switch {
 				case !tt.oversize:
@@ -448,7 +450,7 @@ func TestGzipErrorBody(t *testing.T) {
 				if tt.method == "PATCH" {
 					body = req
 				}
-				got := send(t, tt.method, sp.URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip")
+				got := send(t, tt.method, sp.URL+"/tickets/"+tt.ticket, body, "Accept-Encoding", "gzip", "X-Session-Id", t.Name())
 				wantJSONError(t, got, tt.status, tt.want)
 				if et := got.header.Get("Etag"); et != "" {
 					t.Errorf("Etag %s of the upstream body kept on the rewritten one", et)

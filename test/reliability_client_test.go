@@ -74,6 +74,7 @@ func TestReliabilityShutdown(t *testing.T) {
 			want, status = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`, http.StatusBadRequest
 		}
 		req.Header.Set("X-Hold", holdFor)
+		req.Header.Set("X-Session-Id", id) // an agent of its own, repeating nothing
 		res, err := c.Do(req)
 		if err != nil {
 			failures.Store(id, err.Error())

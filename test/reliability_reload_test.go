@@ -268,6 +268,7 @@ func TestReliabilityReload(t *testing.T) {
 				c := calls[i%len(calls)]
 				req, _ := http.NewRequest(c.method, sp.URL+c.path, strings.NewReader(c.body))
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Session-Id", newCaller())
 				requests.Add(1)
 				res, err := load.Do(req)
 				if err != nil {
@@ -312,7 +313,7 @@ func TestReliabilityReload(t *testing.T) {
 
 	// inForce is the version the rules in force answer with.
 	inForce := func() int {
-		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`))
+		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`), "X-Session-Id", newCaller())
 		m := versionRef.FindSubmatch(got.body)
 		if m == nil {
 			t.Fatalf("PATCH: %d %s, want a versioned message", got.status, got.body)
@@ -538,7 +539,7 @@ func TestReliabilityReloadEndless(t *testing.T) {
 	if got := send(t, "POST", sp.Admin+"/-/reload", nil); got.status != 200 {
 		t.Errorf("POST /-/reload after a valid save: %d %s, want 200", got.status, got.body)
 	}
-	if got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`)); !strings.Contains(string(got.body), `"v2: `) {
+	if got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`), "X-Session-Id", newCaller()); !strings.Contains(string(got.body), `"v2: `) {
 		t.Errorf("after the valid save: %d %s, want version 2's message", got.status, got.body)
 	}
 	figure(t, "1 reload under load", "a rule file that never ends (/dev/zero), rejected in",

@@ -155,6 +155,9 @@ func TestReloadUnderLoad(t *testing.T) {
 					req, _ = http.NewRequest("GET", sp.URL+"/tickets/T-1", nil)
 				}
 				req.Header.Set("Content-Type", "application/json")
+				// Each request an agent of its own: the value is never one
+				// its caller was told is rejected already.
+				req.Header.Set("X-Session-Id", strconv.Itoa(w)+"-"+strconv.Itoa(i))
 				requests.Add(1)
 				res, err := load.Do(req)
 				if err != nil {
@@ -227,8 +230,11 @@ func TestReloadUnderLoad(t *testing.T) {
 		return float64(strings.Count(text, `"msg":"rules reloaded"`)), float64(strings.Count(text, `"msg":"rules reload rejected"`))
 	}
 	// message is the version the rules in force answer with.
+	var asked atomic.Int64
 	message := func() int {
-		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`))
+		// Each question comes from a caller of its own, never told the
+		// value was already rejected.
+		got := send(t, "PATCH", sp.URL+"/tickets/T-1", []byte(`{"status":"open"}`), "X-Session-Id", strconv.FormatInt(asked.Add(1), 10))
 		m := versionMessage.FindStringSubmatch(gjsonString(got.body, "message"))
 		if m == nil {
 			t.Fatalf("PATCH: %d %s, want a versioned message", got.status, got.body)

@@ -89,6 +89,7 @@ func TestRequestBodyForwarded(t *testing.T) {
 			req, _ := http.NewRequest("PATCH", procs[tt.config].URL+"/tickets/T-8841", body)
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Case", tt.name)
+			req.Header.Set("X-Session-Id", tt.name) // each case a caller of its own
 			req.Header.Set("X-Agent-Session", "s-1; tool=update_ticket")
 			res := do(t, req)
 			mu.Lock()

@@ -61,6 +61,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 					req, _ = http.NewRequest("GET", sp.URL+"/tickets/T-8841", nil)
 				}
 				req.Header.Set(requestIDHeader, id)
+				req.Header.Set("X-Session-Id", id) // an agent of its own, repeating nothing
 				res, err := load.Do(req)
 				if err != nil {
 					failedMu.Lock()

@@ -23,6 +23,7 @@ type State struct {
 	callerHeader string // canonical, to index the header map directly
 	learner      *learner
 	recovery     *recovery
+	repeats      *repeats
 	tokens       *tokenCounter
 	metrics      *metrics.Metrics
 	closing      sync.Once
@@ -34,7 +35,7 @@ func New(cfg rules.Learn, m *metrics.Metrics, log *slog.Logger) *State {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log)}
+	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log), repeats: newRepeats(cfg)}
 	if m != nil {
 		s.tokens = newTokenCounter(m)
 		s.recovery = newRecovery(cfg, m)
@@ -73,7 +74,8 @@ func (s *State) Rejected(h http.Header, remoteAddr string, route *rules.Route, r
 // Succeeded notes a success on route, which ends a recovery and may
 // confirm an alias.
 func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, req *rewrite.Request) {
-	if (s.learner == nil || s.learner.waiting.Load() == 0) && (s.recovery == nil || s.recovery.pending.Load() == 0) {
+	if (s.learner == nil || s.learner.waiting.Load() == 0) && (s.recovery == nil || s.recovery.pending.Load() == 0) &&
+		(s.repeats == nil || s.repeats.live.Load() == 0) {
 		return
 	}
 	caller := s.caller(h, remoteAddr)
@@ -83,6 +85,25 @@ func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, 
 	if s.recovery != nil {
 		s.recovery.succeeded(caller, route.Name)
 	}
+	if s.repeats != nil {
+		s.repeats.succeeded(caller, route.Name)
+	}
+}
+
+// Repeated notes the failure e about to be answered on route, sent with
+// header h from remoteAddr, and returns how many times in a row the caller
+// has had that same failure there, this time included, each within the
+// recovery window of the one before; a success on the route starts the
+// count over. The same failure has the same status and code, and the same
+// fields at fault with the same values; or, with no field at fault, the
+// same call (call identifies it: its path, query and body, say) and the
+// same words from the upstream. It returns 0 when callers are not
+// tracked.
+func (s *State) Repeated(h http.Header, remoteAddr string, route *rules.Route, call uint64, e *rewrite.Error) int {
+	if s.repeats == nil || route == nil {
+		return 0
+	}
+	return s.repeats.failed(s.caller(h, remoteAddr), route.Name, call, e)
 }
 
 // Called notes an answer on route that was neither a success nor a

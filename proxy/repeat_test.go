@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// TestRepeat sends one call several times and checks when the answer
+// tells the caller to stop: from the second identical failure, from the
+// third for one declared transient, never on a route that turns it off; a
+// field fault sent again says its value was already rejected instead.
+func TestRepeat(t *testing.T) {
+	type want struct {
+		code      string
+		repeated  int
+		retryable bool
+		says      string
+	}
+	stop := "will not succeed now"
+	for _, tc := range []struct {
+		name    string
+		method  string
+		target  string
+		body    string
+		status  int
+		header  http.Header
+		upBody  string
+		answers []want
+	}{
+		{"a wrapped 500", "POST", "/export", "", 500, nil, "<html>boom</html>", []want{
+			{"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 2, false, stop}, {"upstream_failed", 3, false, stop}}},
+		{"a 503 with Retry-After", "POST", "/export", "", 503, http.Header{"Retry-After": {"5"}}, "", []want{
+			{"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 3, false, stop}}},
+		{"a 429", "POST", "/export", "", 429, nil, "", []want{
+			{"rate_limited", 0, true, "wait"}, {"rate_limited", 0, true, "wait"}, {"rate_limited", 3, false, stop}}},
+		{"a route that turns it off", "POST", "/export-quiet", "", 500, nil, "", []want{
+			{"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 0, false, "may or may not"}}},
+		{"a futile rule", "POST", "/bookings", "", 409, nil, `{"error":"Slot taken"}`, []want{
+			{"slot_taken", 0, false, "already booked"}, {"slot_taken", 2, false, stop + "; choose another slot"}}},
+		{"a retryable rule", "POST", "/bookings", "", 409, nil, `{"error":"Busy"}`, []want{
+			{"busy", 0, true, "busy"}, {"busy", 0, true, "busy"}, {"busy", 3, false, stop}}},
+		{"a field fault sent again", "PATCH", "/tickets/T-1", `{"status":"done"}`, 400, nil, `{"error":"Invalid status"}`, []want{
+			{"invalid_status", 0, false, "must be one of"}, {"invalid_status", 2, false, "already rejected"}, {"invalid_status", 3, false, "already rejected"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := rules.Load("testdata/repeats.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			p, err := New(cfg, Options{Transport: &roundTrip{status: tc.status, header: tc.header, body: []byte(tc.upBody)}, Metrics: metrics.New(reg)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			for i, w := range tc.answers {
+				rec := httptest.NewRecorder()
+				p.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body)))
+				var got struct {
+					Error     string `json:"error"`
+					Message   string `json:"message"`
+					Repeated  int    `json:"repeated"`
+					Retryable bool   `json:"retryable"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+					t.Fatalf("call %d: %v: %s", i+1, err, rec.Body)
+				}
+				if rec.Code != tc.status || got.Error != w.code || got.Repeated != w.repeated || got.Retryable != w.retryable || !strings.Contains(got.Message, w.says) {
+					t.Errorf("call %d: %d %s\nwant %d %+v", i+1, rec.Code, rec.Body, tc.status, w)
+				}
+				if w.repeated > 0 && strings.Contains(w.says, stop) {
+					if ra := rec.Result().Header.Get("Retry-After"); ra != "" {
+						t.Errorf("call %d: a stop sent with Retry-After %s", i+1, ra)
+					}
+					if strings.Contains(rec.Body.String(), "boom") {
+						t.Errorf("call %d: the stop quotes the upstream: %s", i+1, rec.Body)
+					}
+				}
+				if w.repeated > 0 && strings.Contains(w.says, "already") && strings.Contains(got.Message, stop) {
+					t.Errorf("call %d: a field fault told to stop: %s", i+1, rec.Body)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package rewrite
+
+import "strconv"
+
+// Stop is the answer to a caller that had the failure e n times in a row
+// on the route, with no field at fault: the code kept, a message that says
+// repeating the call will not succeed now and what to do instead (futile,
+// a rule's own word; else the next call, when e names one; else to tell
+// the user), the count in "repeated", and never retryable. Nothing of the
+// upstream's own words is kept.
+func Stop(e *Error, n int, futile string) *Error {
+	msg := "this call failed the same way " + strconv.Itoa(n) + " times in a row; repeating it will not succeed now"
+	switch {
+	case futile != "":
+		msg += "; " + futile
+	case e.NextCall != nil:
+		msg += "; make next_call first"
+	default:
+		msg += ": stop, and tell the user"
+	}
+	return &Error{Status: e.Status, Code: e.Code, Message: msg, NextCall: e.NextCall, Repeated: n}
+}
+
+// AlreadyRejected marks e, a field fault the caller had n times in a row
+// on the route, as one whose values were rejected before: a fault is fixed
+// by another value, so the message asks for one, and the rule, received
+// value and did_you_mean stay as they were.
+func AlreadyRejected(e *Error, n int) {
+	what := "this value was already rejected; send another: "
+	if len(e.Errors)+len(e.Unlisted) > 1 {
+		what = "these values were already rejected; send others: "
+	}
+	e.Message = what + e.Message
+	e.Repeated = n
+	e.Retryable, e.RetryAfter = false, 0
+}
