@@ -14,8 +14,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,12 +69,21 @@ var reloadUpstream = &answering{status: 400, header: http.Header{"Content-Type":
 func messageOf(t *testing.T, h http.Handler) string {
 	t.Helper()
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{"status":"open"}`)))
+	r := httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{"status":"open"}`))
+	r.Header.Set("X-Session-Id", newCaller())
+	h.ServeHTTP(w, r)
 	if w.Code != 400 || !json.Valid(w.Body.Bytes()) {
 		t.Fatalf("answer %d %q, want a rewritten 400", w.Code, w.Body)
 	}
 	return gjson.GetBytes(w.Body.Bytes(), "message").String()
 }
+
+var callerIDs atomic.Int64
+
+// newCaller returns an X-Session-Id no request has sent yet: each question
+// about the rules in force comes from a caller of its own, never told the
+// value was already rejected.
+func newCaller() string { return "caller-" + strconv.FormatInt(callerIDs.Add(1), 10) }
 
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
@@ -500,6 +511,7 @@ func TestServeReloads(t *testing.T) {
 	call := func(method, url, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("X-Session-Id", newCaller())
 		res, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, url, err)
