@@ -41,6 +41,11 @@ type Request struct {
 // sending it once (see Idempotent); a nil r may not.
 func (r *Request) idempotent() bool { return r != nil && Idempotent(r.Method, r.Header) }
 
+// safe reports whether r's method only reads: GET or HEAD.
+func (r *Request) safe() bool {
+	return r != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+}
+
 // Idempotent reports whether a request with this method and header may be
 // sent twice with the effect of sending it once: its method is idempotent
 // (RFC 9110, section 9.2.2), or it carries a key by which the upstream
