@@ -136,7 +136,7 @@ func TestAdminWithNothing(t *testing.T) {
 			`<span class="bad">not ready</span>`,
 			`<li class="bad">[-]rules failed: no rules loaded</li>`,
 			`<td id="reload">not tracked here</td>`,
-			`<tr class="none"><td colspan="8">no routes and no traffic yet</td></tr>`,
+			`<tr class="none"><td colspan="9">no routes and no traffic yet</td></tr>`,
 			`Alias learning is off`,
 		}},
 	} {
@@ -260,6 +260,10 @@ func TestStatsPage(t *testing.T) {
 	m.Recovered("update_ticket", "ticket_unassigned", 4)
 	m.Unrecovered("update_ticket", "ticket_unassigned")
 	m.Unrecovered("update_ticket", "invalid_status")
+	m.RecoveryStopped("update_ticket", "ticket_unassigned")
+	for range 3 {
+		m.RepeatStopped("update_ticket", "ticket_unassigned")
+	}
 	for _, o := range []string{metrics.OutcomeRewritten, metrics.OutcomeSuccess, metrics.OutcomeSuccess, metrics.OutcomeWrapped} {
 		m.Duration("update_ticket", o, 0.01)
 	}
@@ -283,20 +287,21 @@ func TestStatsPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		// The overview: declared routes in file order, then the rest.
-		`<tr data-route="update_ticket"><td><a href="#route-update_ticket">update_ticket</a></td><td>PATCH /tickets/{ticket_id}</td><td class="n">4</td><td class="n">3</td><td class="n">4</td><td class="n">9</td><td class="n">44%</td><td class="n">22%</td></tr>`,
-		`<tr data-route="assign_ticket"><td>assign_ticket</td><td>POST /tickets/{ticket_id}/assign</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">–</td><td class="n">–</td></tr>`,
+		`<tr data-route="update_ticket"><td><a href="#route-update_ticket">update_ticket</a></td><td>PATCH /tickets/{ticket_id}</td><td class="n">4</td><td class="n">3</td><td class="n">4</td><td class="n">10</td><td class="n">40%</td><td class="n">20%</td><td class="n">3</td></tr>`,
+		`<tr data-route="assign_ticket"><td>assign_ticket</td><td>POST /tickets/{ticket_id}/assign</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">0</td><td class="n">–</td><td class="n">–</td><td class="n">0</td></tr>`,
 		// The route's own tables.
 		`<p class="meta"><span class="pos">admin.yaml:3:3</span> · 4 requests: 2 success, 1 rewritten, 1 wrapped</p>`,
 		"<tr><td>invalid_status</td><td>status</td><td class=\"n\">2</td></tr>\n<tr><td>ticket_unassigned</td><td>—</td><td class=\"n\">1</td></tr>",
 		`<tfoot><tr><th colspan="2">total</th><td class="n">3</td></tr></tfoot>`,
 		"<tr><td>400</td><td class=\"n\">1</td></tr>\n<tr><td>502</td><td class=\"n\">2</td></tr>\n<tr><td>other</td><td class=\"n\">1</td></tr>",
-		`<tr><td>1</td><td class="n">1</td><td class="n">11%</td><td><meter min="0" max="1" value="0.1111111111111111"></meter></td></tr>`,
-		`<tr><td>3</td><td class="n">2</td><td class="n">22%</td>`,
-		`<tr><td>4–5</td><td class="n">1</td><td class="n">11%</td>`,
+		`<tr><td>1</td><td class="n">1</td><td class="n">10%</td><td><meter min="0" max="1" value="0.1"></meter></td></tr>`,
+		`<tr><td>3</td><td class="n">2</td><td class="n">20%</td>`,
+		`<tr><td>4–5</td><td class="n">1</td><td class="n">10%</td>`,
 		`<tr><td>6–7</td><td class="n">1</td>`,
 		`<tr><td>8–10</td><td class="n">0</td><td class="n">0%</td>`,
 		`<tr><td>more than 10</td><td class="n">1</td>`,
-		`<tr><td>never</td><td class="n">2</td><td class="n">22%</td>`,
+		`<tr><td>never</td><td class="n">2</td><td class="n">20%</td>`,
+		`<tr><td>told to stop</td><td class="n">1</td><td class="n">10%</td>`,
 		`<section class="route" id="route-(unrouted)" data-route="(unrouted)">`,
 		`0 requests · requests no route matches</p>`,
 		// Odd values, escaped wherever they land.

@@ -116,6 +116,9 @@ type pageRoute struct {
 	Recovery                []pageBucket
 	Recoveries              string // rejections whose recovery ended, either way
 	Within3, Never          string // shares of Recoveries, e.g. "60%"
+	// Stops is how often a caller was told to stop repeating a call that
+	// failed the same way.
+	Stops string
 }
 
 type pageCount struct{ Name, Count string }
@@ -213,6 +216,9 @@ type routeAcc struct {
 	buckets     map[float64]float64
 	recovered   float64
 	unrecovered float64
+	// stopped are the recoveries that ended with the caller told to stop;
+	// stops, the answers that told a caller to stop.
+	stopped, stops float64
 }
 
 func collect(acc map[string]*routeAcc, mf *dto.MetricFamily) {
@@ -242,6 +248,10 @@ func collect(acc map[string]*routeAcc, mf *dto.MetricFamily) {
 			get().unmatched[labels["status"]] += m.GetCounter().GetValue()
 		case "signpost_unrecovered_total":
 			get().unrecovered += m.GetCounter().GetValue()
+		case "signpost_recovery_stopped_total":
+			get().stopped += m.GetCounter().GetValue()
+		case "signpost_repeats_stopped_total":
+			get().stops += m.GetCounter().GetValue()
 		case "signpost_recovery_attempts":
 			r, h := get(), m.GetHistogram()
 			r.recovered += float64(h.GetSampleCount())
@@ -261,7 +271,7 @@ var outcomeOrder = []string{metrics.OutcomeSuccess, metrics.OutcomeRewritten, me
 // render formats what r holds for the route called name; r may be nil.
 func (r *routeAcc) render(name string) *pageRoute {
 	pr := &pageRoute{Name: name, Requests: "0", RejectionsTotal: "0", UnmatchedTotal: "0", Recoveries: "0",
-		Within3: "–", Never: "–"}
+		Within3: "–", Never: "–", Stops: "0"}
 	if r == nil {
 		return pr
 	}
@@ -298,7 +308,8 @@ func (r *routeAcc) render(name string) *pageRoute {
 	}
 	pr.UnmatchedTotal = num(total)
 
-	ended := r.recovered + r.unrecovered
+	pr.Stops = num(r.stops)
+	ended := r.recovered + r.unrecovered + r.stopped
 	pr.Recoveries = num(ended)
 	if ended > 0 {
 		pr.Recovery = r.recoveryRows(ended)
@@ -307,12 +318,14 @@ func (r *routeAcc) render(name string) *pageRoute {
 			pr.Within3 = percent(c, ended) // none recovered: 0%
 		}
 	}
-	pr.Active = requests > 0 || len(pr.Rejections) > 0 || len(pr.Unmatched) > 0 || ended > 0
+	pr.Active = requests > 0 || len(pr.Rejections) > 0 || len(pr.Unmatched) > 0 || ended > 0 || r.stops > 0
 	return pr
 }
 
 // recoveryRows splits the recovery histogram into one row per bucket,
-// "1", "4–5", "more than 10", then "never" for the unrecovered.
+// "1", "4–5", "more than 10", then "never" for the unrecovered and "told
+// to stop" for those that ended with the caller told to stop repeating a
+// failing call.
 func (r *routeAcc) recoveryRows(ended float64) []pageBucket {
 	var rows []pageBucket
 	row := func(label string, n float64) {
@@ -337,6 +350,7 @@ func (r *routeAcc) recoveryRows(ended float64) []pageBucket {
 		row("any", r.recovered)
 	}
 	row("never", r.unrecovered)
+	row("told to stop", r.stopped)
 	return rows
 }
 

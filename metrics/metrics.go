@@ -23,6 +23,8 @@ type Metrics struct {
 
 	recovery    *prometheus.HistogramVec
 	unrecovered *prometheus.CounterVec
+	stopped     *prometheus.CounterVec
+	repeats     *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	reloads     *prometheus.CounterVec
 	lastReload  prometheus.Gauge
@@ -90,6 +92,14 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "signpost_unrecovered_total",
 		Help: "Rejections not followed by a success on the same route from the same caller within the recovery window, by route and code.",
 	}, []string{"route", "code"})
+	m.stopped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_recovery_stopped_total",
+		Help: "Recoveries that ended with the caller told to stop repeating a failing call, and no success on the same route within the recovery window, by route and code: a loop cut short, apart from signpost_unrecovered_total.",
+	}, []string{"route", "code"})
+	m.repeats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_repeats_stopped_total",
+		Help: "Answers that told a caller to stop repeating a call that failed the same way several times in a row, by route and code.",
+	}, []string{"route", "code"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "signpost_request_duration_seconds",
 		Help:    "Time from a request's arrival until signpost finished answering it, streamed bodies included, by route and outcome.",
@@ -120,7 +130,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Help: "Upstream error bodies not read, or not read to their end, because the buffer budget was spent: passed through or wrapped unread.",
 	})
 	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted,
-		m.recovery, m.unrecovered, m.duration, m.reloads, m.lastReload, m.limited,
+		m.recovery, m.unrecovered, m.stopped, m.repeats, m.duration, m.reloads, m.lastReload, m.limited,
 		m.budgetSize, m.budgetInUse, m.budgetExhausted)
 	m.findRejection = counterOf(m.rejections, 3)
 	m.findTokens = observerOf(m.bodyTokens, 1)
@@ -175,6 +185,14 @@ func (m *Metrics) Recovered(route, code string, attempts int) {
 
 // Unrecovered counts a rejection with no success within the window.
 func (m *Metrics) Unrecovered(route, code string) { m.unrecovered.WithLabelValues(route, code).Inc() }
+
+// RecoveryStopped counts a recovery that ended with the caller told to
+// stop, and no success within the window.
+func (m *Metrics) RecoveryStopped(route, code string) { m.stopped.WithLabelValues(route, code).Inc() }
+
+// RepeatStopped counts an answer that told a caller to stop repeating a
+// failing call.
+func (m *Metrics) RepeatStopped(route, code string) { m.repeats.WithLabelValues(route, code).Inc() }
 
 // Duration observes one request's time to response headers.
 func (m *Metrics) Duration(route, outcome string, seconds float64) {

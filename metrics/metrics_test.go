@@ -36,6 +36,8 @@ func TestCounters(t *testing.T) {
 	m.Unmatched("update_ticket", -1)
 	m.Oversized("update_ticket")
 	m.UpstreamFailed("update_ticket", "upstream_timeout")
+	m.RepeatStopped("export", "upstream_failed")
+	m.RecoveryStopped("export", "upstream_failed")
 	got := exposition(t, reg)
 	for _, want := range []string{
 		`signpost_rejections_total{code="invalid_status",field="status",route="update_ticket"} 2`,
@@ -44,6 +46,8 @@ func TestCounters(t *testing.T) {
 		`signpost_upstream_errors_unmatched_total{route="update_ticket",status="other"} 2`,
 		`signpost_upstream_error_bodies_oversized_total{route="update_ticket"} 1`,
 		`signpost_upstream_failures_total{code="upstream_timeout",route="update_ticket"} 1`,
+		`signpost_repeats_stopped_total{code="upstream_failed",route="export"} 1`,
+		`signpost_recovery_stopped_total{code="upstream_failed",route="export"} 1`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("exposition lacks %s\n%s", want, got)

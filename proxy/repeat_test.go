@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -86,6 +87,15 @@ func TestRepeat(t *testing.T) {
 				if w.repeated > 0 && strings.Contains(w.says, "already") && strings.Contains(got.Message, stop) {
 					t.Errorf("call %d: a field fault told to stop: %s", i+1, rec.Body)
 				}
+			}
+			stops := 0.0
+			for _, w := range tc.answers {
+				if strings.Contains(w.says, stop) {
+					stops++
+				}
+			}
+			if c := metricstest.Counter(t, reg, "signpost_repeats_stopped_total"); c != stops {
+				t.Errorf("signpost_repeats_stopped_total = %v; want %v", c, stops)
 			}
 		})
 	}

@@ -267,6 +267,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 	if rule != nil {
 		futile = rule.Futile
 	}
+	p.state.Stopped(ex.req.Header, ex.remote, route, e.Code)
 	return rewrite.Stop(e, n, futile)
 }
 

@@ -173,10 +173,17 @@ func TestAdminPage(t *testing.T) {
 	if got := send(t, "GET", sp.URL+"/tickets/T-1", nil, "X-Session-Id", "b"); got.status != 404 {
 		t.Fatalf("GET /tickets/T-1: %d %s, want 404", got.status, got.body)
 	}
+	// Caller c: closes an unassigned ticket twice, is told to stop the
+	// second time, and never succeeds: a loop stopped once the window
+	// lapses, not a recovery that never came.
+	patch("c", "T-8842", `{"status":"closed"}`, 409)
+	patch("c", "T-8842", `{"status":"closed"}`, 409)
+	sp.wantCounter(t, 1, "signpost_repeats_stopped_total", "route", "update_ticket", "code", "ticket_unassigned")
 	deadline := time.Now().Add(10 * time.Second)
-	for sp.counter(t, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket") != 1 {
+	for sp.counter(t, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket") != 1 ||
+		sp.counter(t, "signpost_recovery_stopped_total", "route", "update_ticket", "code", "ticket_unassigned") != 1 {
 		if time.Now().After(deadline) {
-			t.Fatal("signpost_unrecovered_total{route=get_ticket} did not reach 1 within 10s of a lapsed 2s window")
+			t.Fatal("signpost_unrecovered_total{route=get_ticket} and signpost_recovery_stopped_total{route=update_ticket} did not reach 1 within 10s of a lapsed 2s window")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -191,14 +198,14 @@ func TestAdminPage(t *testing.T) {
 		want []string // lines of its rendered text
 	}{
 		{`#routes table.overview`, []string{
-			"route\tmethod and path\trequests\trejections\tunmatched errors\trecoveries\twithin 3 calls\tnever",
-			"get_ticket\tGET /tickets/{ticket_id}\t1\t1\t0\t1\t0%\t100%",
-			"update_ticket\tPATCH /tickets/{ticket_id}\t5\t4\t0\t1\t0%\t0%",
-			"create_ticket\tPOST /tickets\t0\t0\t0\t0\t–\t–",
+			"route\tmethod and path\trequests\trejections\tunmatched errors\trecoveries\twithin 3 calls\tnever\ttold to stop",
+			"get_ticket\tGET /tickets/{ticket_id}\t1\t1\t0\t1\t0%\t100%\t0",
+			"update_ticket\tPATCH /tickets/{ticket_id}\t7\t6\t0\t2\t0%\t0%\t1",
+			"create_ticket\tPOST /tickets\t0\t0\t0\t0\t–\t–\t0",
 		}},
-		{route("update_ticket") + "table.rejections", []string{"invalid_json_body\t—\t1", "invalid_status\tstatus\t2", "ticket_unassigned\t—\t1", "total\t4"}},
+		{route("update_ticket") + "table.rejections", []string{"invalid_json_body\t—\t1", "invalid_status\tstatus\t2", "ticket_unassigned\t—\t3", "total\t6"}},
 		{route("update_ticket") + "table.unmatched", []string{"none"}},
-		{route("update_ticket") + "table.recovery", []string{"3\t0\t0%\t", "4–5\t1\t100%\t", "never\t0\t0%\t"}},
+		{route("update_ticket") + "table.recovery", []string{"3\t0\t0%\t", "4–5\t1\t50%\t", "never\t0\t0%\t", "told to stop\t1\t50%\t"}},
 		{route("get_ticket") + "table.rejections", []string{"unknown_ticket\tticket_id\t1"}},
 		{route("get_ticket") + "table.recovery", []string{"never\t1\t100%\t"}},
 		{`#ready`, []string{"ready", "[+]rules ok"}},
@@ -217,8 +224,8 @@ func TestAdminPage(t *testing.T) {
 			}
 		}
 	}
-	if meta := b.text(t, route("update_ticket")+".meta"); !strings.HasSuffix(meta, "tickets.yaml:20:3 · 5 requests: 1 success, 4 rewritten") {
-		t.Errorf("update_ticket's summary reads %q; want its position and 5 requests: 1 success, 4 rewritten", meta)
+	if meta := b.text(t, route("update_ticket")+".meta"); !strings.HasSuffix(meta, "tickets.yaml:20:3 · 7 requests: 1 success, 6 rewritten") {
+		t.Errorf("update_ticket's summary reads %q; want its position and 7 requests: 1 success, 6 rewritten", meta)
 	}
 	if eval[bool](t, b, `document.querySelector('section.route[data-route="create_ticket"]') !== null`) {
 		t.Errorf("create_ticket, with no traffic, has a section of its own; want only its overview row")

@@ -31,11 +31,13 @@ type recovery struct {
 type tracked map[string]*attempt
 
 // attempt is a recovery under way: the code of the rejection that began
-// it, when, and the calls made since.
+// it, when, the calls made since, and whether the caller was told to stop
+// repeating one.
 type attempt struct {
-	code  string
-	since time.Time
-	calls int
+	code    string
+	since   time.Time
+	calls   int
+	stopped bool
 }
 
 func newRecovery(cfg rules.Learn, m *metrics.Metrics) *recovery {
@@ -105,19 +107,48 @@ func (r *recovery) succeeded(caller, route string) {
 	r.pending.Add(-1)
 	r.mu.Unlock()
 	if r.now().Sub(a.since) > r.window {
-		r.metrics.Unrecovered(route, a.code)
+		r.unrecovered(route, a)
 		return
 	}
 	r.metrics.Recovered(route, a.code, a.calls+1)
+}
+
+// stopped notes that the caller was told to stop repeating a call on
+// route that failed with code: the recovery under way, or one begun now,
+// ends as a loop stopped unless a success follows within the window.
+func (r *recovery) stopped(caller, route, code string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.callers.touch(caller)
+	if *t == nil {
+		*t = tracked{}
+	}
+	a := (*t)[route]
+	if a == nil {
+		a = &attempt{code: code, since: r.now()}
+		(*t)[route] = a
+		r.pending.Add(1)
+	}
+	a.stopped = true
 }
 
 // lost counts a forgotten caller's recoveries under way as lost. r.mu is
 // held.
 func (r *recovery) lost(t tracked) {
 	for route, a := range t {
-		r.metrics.Unrecovered(route, a.code)
+		r.unrecovered(route, a)
 		r.pending.Add(-1)
 	}
+}
+
+// unrecovered counts a recovery that ended without a success: a loop
+// stopped, or one that never recovered.
+func (r *recovery) unrecovered(route string, a *attempt) {
+	if a.stopped {
+		r.metrics.RecoveryStopped(route, a.code)
+		return
+	}
+	r.metrics.Unrecovered(route, a.code)
 }
 
 // sweep counts the recoveries whose window lapsed, every interval.
@@ -142,7 +173,7 @@ func (r *recovery) expire() {
 	r.callers.sweep(func(_ string, t *tracked) bool {
 		for route, a := range *t {
 			if a.since.Before(cutoff) {
-				r.metrics.Unrecovered(route, a.code)
+				r.unrecovered(route, a)
 				delete(*t, route)
 				r.pending.Add(-1)
 			}

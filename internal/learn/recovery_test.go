@@ -91,3 +91,47 @@ func TestRecoverySweeps(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRecoveryStopped: a caller told to stop ends its recovery as a loop
+// stopped, not as one never recovered, unless a success follows; a stop
+// with no recovery under way begins one.
+func TestRecoveryStopped(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: time.Minute}, metrics.New(reg))
+	defer r.close()
+	now := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
+	r.mu.Lock()
+	r.now = func() time.Time { return now }
+	r.mu.Unlock()
+
+	r.rejected("looping", "book_slot", "slot_taken")
+	r.stopped("looping", "book_slot", "slot_taken")
+	r.stopped("wrapped", "export", "upstream_failed") // no rejection before
+	r.rejected("recovers", "book_slot", "slot_taken")
+	r.stopped("recovers", "book_slot", "slot_taken")
+	r.called("recovers", "book_slot")
+	r.succeeded("recovers", "book_slot")
+	r.rejected("plain", "book_slot", "slot_taken")
+
+	now = now.Add(2 * time.Minute)
+	r.expire()
+	for _, c := range []struct {
+		name        string
+		route, code string
+		want        float64
+	}{
+		{"signpost_recovery_stopped_total", "book_slot", "slot_taken", 1},
+		{"signpost_recovery_stopped_total", "export", "upstream_failed", 1},
+		{"signpost_unrecovered_total", "book_slot", "slot_taken", 1},
+	} {
+		if got := metricstest.Counter(t, reg, c.name, "route", c.route, "code", c.code); got != c.want {
+			t.Errorf("%s{%s,%s} = %v; want %v", c.name, c.route, c.code, got, c.want)
+		}
+	}
+	if n, sum := metricstest.Histogram(t, reg, "signpost_recovery_attempts", "route", "book_slot", "code", "slot_taken"); n != 1 || sum != 2 {
+		t.Errorf("recovery attempts: %d samples summing %v; want the one recovery, in 2 calls", n, sum)
+	}
+	if r.pending.Load() != 0 {
+		t.Errorf("%d pending; want none", r.pending.Load())
+	}
+}

@@ -114,6 +114,18 @@ func (s *State) Called(h http.Header, remoteAddr string, route *rules.Route) {
 	}
 }
 
+// Stopped notes that the caller was told to stop repeating a call on
+// route that failed with code: counted, and, unless a success follows
+// within the recovery window, its recovery ends as a loop stopped.
+func (s *State) Stopped(h http.Header, remoteAddr string, route *rules.Route, code string) {
+	if s.metrics != nil {
+		s.metrics.RepeatStopped(route.Name, code)
+	}
+	if s.recovery != nil {
+		s.recovery.stopped(s.caller(h, remoteAddr), route.Name, code)
+	}
+}
+
 // CountTokens has the tokens of an error body written for route counted,
 // off the request path; nothing when metrics are off.
 func (s *State) CountTokens(route string, body []byte) {
