@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -18,10 +19,11 @@ import (
 // explain shows how signpost treats one upstream error: which rule of the
 // route matches and why each earlier one does not, then the answer the
 // caller gets. It is what a rule author runs when a rule does not fire.
-const explainHelp = `Usage: signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT] [--request-body TEXT]
+const explainHelp = `Usage: signpost explain --config FILE (--route NAME | --method M --path P) --status N [--body TEXT] [--request-body TEXT] [--repeat N]
 
 Shows which rule matches an upstream error and why each earlier rule does not,
-then the answer the caller gets.`
+then the answer the caller gets; with --repeat, the answer to the same call
+sent N times in a row.`
 
 func explain(fs *flag.FlagSet) runFunc {
 	config := fs.String("config", "", "rule `file` (required)")
@@ -31,6 +33,7 @@ func explain(fs *flag.FlagSet) runFunc {
 	status := fs.Int("status", 0, "upstream `status` (required), e.g. 400")
 	body := fs.String("body", "", "upstream body `text`; - reads it from standard input")
 	reqBody := fs.String("request-body", "", "request body `text`, for the values echoed as received")
+	repeat := fs.Int("repeat", 1, "send the call this many `times` in a row, as one caller, and show the last answer: what an agent repeating it gets")
 	var upHeaders, reqHeaders multiFlag
 	fs.Var(&upHeaders, "header", "upstream header `Name: value` (repeatable)")
 	fs.Var(&reqHeaders, "request-header", "request header `Name: value` (repeatable)")
@@ -51,6 +54,8 @@ func explain(fs *flag.FlagSet) runFunc {
 			return usage("name the route with --route, or the request with --method and --path")
 		case fs.NArg() > 0:
 			return usage(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		case *repeat < 1 || *repeat > maxRepeat:
+			return usage(fmt.Sprintf("--repeat %d: send the call from 1 to %d times, e.g. --repeat 3", *repeat, maxRepeat))
 		}
 		cfg, err := rules.Load(*config)
 		if err != nil {
@@ -117,13 +122,17 @@ func explain(fs *flag.FlagSet) runFunc {
 			fmt.Fprintf(&out, "route %s: %s %s (%s:%d)\n", route.Name, route.Method, route.Path, *config, route.Pos.Line)
 			describeMatches(&out, route, *status, []byte(upBody))
 		}
-		req, _ = newRequest(*method, *path, rh, reqBodyValue)
-		w, err := inProcess(cfg, req, &fakeUpstream{res: up})
+		build := func() (*http.Request, error) { return newRequest(*method, *path, rh, reqBodyValue) }
+		w, err := inProcessRepeated(cfg, build, &fakeUpstream{res: up}, *repeat)
 		if err != nil {
 			fmt.Fprintf(stderr, "signpost explain: %v\n", err)
 			return exitFindings
 		}
-		fmt.Fprintf(&out, "\nthe caller gets %d, %s:\n", w.Code, w.Header().Get("Content-Type"))
+		if *repeat > 1 {
+			fmt.Fprintf(&out, "\nsent %d times in a row, the caller gets the last time %d, %s:\n", *repeat, w.Code, w.Header().Get("Content-Type"))
+		} else {
+			fmt.Fprintf(&out, "\nthe caller gets %d, %s:\n", w.Code, w.Header().Get("Content-Type"))
+		}
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, w.Body.Bytes(), "", "  ") != nil {
 			pretty.Reset()

@@ -44,6 +44,23 @@ func TestExplain(t *testing.T) {
 			args: []string{"--method", "GET", "--path", "/health", "--status", "503", "--header", "Retry-After: 3"},
 			want: []string{"GET /health matches no route of " + tickets, `"retry_after_seconds": 3`},
 		},
+		{
+			name: "a call repeated is told to stop",
+			args: []string{"--method", "PATCH", "--path", "/tickets/T-8842", "--status", "409", "--body", `{"error":"Cannot close ticket"}`, "--repeat", "3"},
+			want: []string{
+				"errors[2] line 35 ticket_unassigned: matches",
+				"sent 3 times in a row, the caller gets the last time 409, application/json:",
+				"this call failed the same way 3 times in a row; repeating it will not succeed now",
+				`"repeated": 3`,
+				`"call": "assign_ticket"`,
+			},
+		},
+		{
+			name: "a rejected value sent again",
+			args: []string{"--method", "PATCH", "--path", "/tickets/T-8841", "--status", "400", "--body", `{"error":"Invalid status"}`, "--request-body", `{"status":"OPEN"}`, "--repeat", "2"},
+			want: []string{"this value was already rejected", `"received": "OPEN"`, `"repeated": 2`},
+		},
+		{name: "bad repeat", args: []string{"--route", "update_ticket", "--status", "400", "--repeat", "0"}, code: 2, want: []string{"--repeat 0: send the call from 1 to 100 times"}},
 		{name: "no config", args: []string{"--status", "400"}, code: 2, want: []string{"--config names the rule file"}},
 		{name: "no status", args: []string{"--route", "update_ticket"}, code: 2, want: []string{"--status 0: give the upstream's status"}},
 		{name: "no route", args: []string{"--status", "400"}, code: 2, want: []string{"name the route with --route"}},

@@ -98,13 +98,31 @@ func (f *fakeUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
 // inProcess runs one request through a proxy built from cfg, with up as
 // the upstream, and returns what the caller would get.
 func inProcess(cfg *rules.Config, req *http.Request, up *fakeUpstream) (*httptest.ResponseRecorder, error) {
+	return inProcessRepeated(cfg, func() (*http.Request, error) { return req, nil }, up, 1)
+}
+
+// maxRepeat bounds how often a test case or explain sends its request.
+const maxRepeat = 100
+
+// inProcessRepeated sends the request newRequest builds times times, as
+// one caller, through one proxy built from cfg, with up as the upstream,
+// and returns what the caller gets the last time: a call repeated, as an
+// agent in a loop sends it.
+func inProcessRepeated(cfg *rules.Config, newRequest func() (*http.Request, error), up *fakeUpstream, times int) (*httptest.ResponseRecorder, error) {
 	p, err := proxy.New(cfg, proxy.Options{Upstream: &url.URL{Scheme: "http", Host: "upstream.test"}, Transport: up})
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	w := httptest.NewRecorder()
-	p.ServeHTTP(w, req)
+	var w *httptest.ResponseRecorder
+	for range max(times, 1) {
+		req, err := newRequest()
+		if err != nil {
+			return nil, err
+		}
+		w = httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+	}
 	return w, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -34,6 +35,9 @@ type testCase struct {
 		Headers map[string]string `yaml:"headers"`
 		Body    any               `yaml:"body"`
 	} `yaml:"request"`
+	// Repeat sends the request this many times, as one caller, and expect
+	// applies to the last answer: a call an agent repeats. Zero means once.
+	Repeat   int     `yaml:"repeat"`
 	Upstream *canned `yaml:"upstream"`
 	Expect   struct {
 		Status  int               `yaml:"status"`
@@ -48,7 +52,8 @@ type testCase struct {
 const testHelp = `Usage: signpost test [--run REGEXP] TESTFILE...
 
 Runs rule unit tests: each case sends a request through the rules, in process,
-against a canned upstream response, and compares what the caller gets.
+against a canned upstream response, and compares what the caller gets; a case
+with repeat: N sends it N times, as one caller, and compares the last answer.
 Exits 0 when every case passes, 1 when any fails.`
 
 // testCmd runs rule unit tests, in process.
@@ -142,12 +147,17 @@ func runCase(cfg *rules.Config, tc *testCase) []string {
 	if tc.Request.Method == "" || tc.Request.Path == "" {
 		return []string{"request: needs method and path, e.g. {method: PATCH, path: /tickets/T-8841}"}
 	}
-	req, err := newRequest(tc.Request.Method, tc.Request.Path, tc.Request.Headers, tc.Request.Body)
-	if err != nil {
+	if tc.Repeat < 0 || tc.Repeat > maxRepeat {
+		return []string{fmt.Sprintf("repeat: %d is out of range; send the request from 1 to %d times, e.g. repeat: 3", tc.Repeat, maxRepeat)}
+	}
+	build := func() (*http.Request, error) {
+		return newRequest(tc.Request.Method, tc.Request.Path, tc.Request.Headers, tc.Request.Body)
+	}
+	if _, err := build(); err != nil {
 		return []string{"request: " + err.Error()}
 	}
 	up := &fakeUpstream{res: tc.Upstream}
-	w, err := inProcess(cfg, req, up)
+	w, err := inProcessRepeated(cfg, build, up, tc.Repeat)
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -38,6 +38,11 @@ tests:
     request: {method: PATCH, path: /tickets/T-1, body: {status: OPEN}}
     upstream: {status: 400, body: {error: Invalid status}}
     expect: {status: 400, body_subset: {received: OPEN}}
+  - name: repeated, the last answer counts
+    request: {method: PATCH, path: /tickets/T-8842, body: {status: closed}}
+    repeat: 3
+    upstream: {status: 409, body: {error: Cannot close ticket}}
+    expect: {status: 409, body_subset: {repeated: 2, retryable: false}}
 `)
 	code, stdout, _ := run(t, "test", failing)
 	if code != 1 {
@@ -53,7 +58,10 @@ tests:
 		"--- FAIL: " + failing + ": before mode is not on, so the upstream is called",
 		"the request reached the upstream; a case with no upstream: expects signpost to answer first",
 		"ok   " + failing + ": passes",
-		"1 passed, 2 failed\n",
+		"--- FAIL: " + failing + ": repeated, the last answer counts",
+		"body lacks $.repeated of body_subset:",
+		`+   "repeated": 3,`,
+		"1 passed, 3 failed\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
@@ -77,6 +85,7 @@ tests:
 		{name: "no cases", file: "rules: " + rulesPath + "\n", code: 1, want: "tests: no cases"},
 		{name: "broken rules", file: "rules: nope.yaml\ntests: [{name: a}]\n", code: 1, want: "do not load:"},
 		{name: "bad request", file: "rules: " + rulesPath + "\ntests: [{name: a, request: {method: GET, path: tickets}}]\n", code: 1, want: `request: path "tickets" must start with /`},
+		{name: "bad repeat", file: "rules: " + rulesPath + "\ntests: [{name: a, repeat: -1, request: {method: GET, path: /tickets}}]\n", code: 1, want: "repeat: -1 is out of range; send the request from 1 to 100 times"},
 		{name: "no method", file: "rules: " + rulesPath + "\ntests: [{name: a, request: {path: /tickets}}]\n", code: 1, want: "request: needs method and path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
