@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +49,8 @@ func TestRepeat(t *testing.T) {
 			{"slot_taken", 0, false, "already booked"}, {"slot_taken", 2, false, stop + "; choose another slot"}}},
 		{"a retryable rule", "POST", "/bookings", "", 409, nil, `{"error":"Busy"}`, []want{
 			{"busy", 0, true, "busy"}, {"busy", 0, true, "busy"}, {"busy", 3, false, stop}}},
+		{"a retryable fault of a field", "POST", "/rooms/R-1/bookings", "", 409, nil, `{"error":"Room busy"}`, []want{
+			{"room_busy", 0, true, "being booked"}, {"room_busy", 0, true, "being booked"}, {"room_busy", 3, false, stop}}},
 		{"a field fault sent again", "PATCH", "/tickets/T-1", `{"status":"done"}`, 400, nil, `{"error":"Invalid status"}`, []want{
 			{"invalid_status", 0, false, "must be one of"}, {"invalid_status", 2, false, "already rejected"}, {"invalid_status", 3, false, "already rejected"}}},
 	} {
@@ -98,5 +102,35 @@ func TestRepeat(t *testing.T) {
 				t.Errorf("signpost_repeats_stopped_total = %v; want %v", c, stops)
 			}
 		})
+	}
+}
+
+// TestRepeatUpstreamFailure: signpost's own answer to an upstream it
+// cannot reach is a failure like another: the second in a row is stopped,
+// and counted.
+func TestRepeatUpstreamFailure(t *testing.T) {
+	cfg, err := rules.Load("testdata/repeats.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	p, err := New(cfg, Options{Transport: &roundTrip{err: refused}, Metrics: metrics.New(reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	for i, want := range []string{
+		`{"error":"upstream_unavailable","message":"the upstream service could not be reached; the call did not take effect, retry it shortly","retryable":true}`,
+		`{"error":"upstream_unavailable","message":"this call failed the same way 2 times in a row; repeating it will not succeed now: stop, and tell the user","repeated":2,"retryable":false}`,
+	} {
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequest("POST", "/export", nil))
+		if rec.Code != 502 || rec.Body.String() != want {
+			t.Errorf("call %d: %d %s\nwant 502 %s", i+1, rec.Code, rec.Body, want)
+		}
+	}
+	if c := metricstest.Counter(t, reg, "signpost_repeats_stopped_total", "route", "export", "code", "upstream_unavailable"); c != 1 {
+		t.Errorf("signpost_repeats_stopped_total = %v; want 1", c)
 	}
 }

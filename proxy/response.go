@@ -245,7 +245,8 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 // answer to send: e itself; or, once the caller had e the route's count of
 // times in a row, the stop body, which says repeating the call will not
 // succeed now; or, for a field fault sent again, e saying its values were
-// already rejected. up is the upstream's error, nil when signpost answered
+// already rejected. A fault a rule declares retryable is about the
+// moment, not the value: it is stopped as other failures are. up is the upstream's error, nil when signpost answered
 // without one; rule is the rule that matched, or nil.
 func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule *rules.ErrorRule) *rewrite.Error {
 	route := ex.route
@@ -256,7 +257,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 	if n < 2 {
 		return e
 	}
-	if e.Field != "" || len(e.Errors) > 0 {
+	if (e.Field != "" || len(e.Errors) > 0) && !e.Retryable {
 		rewrite.AlreadyRejected(e, n)
 		return e
 	}
