@@ -135,9 +135,11 @@ func TestDockerSidecar(t *testing.T) {
 	t.Logf("up and healthy in %v, signpost on %s", time.Since(start).Round(time.Second), addr)
 
 	api := newUpstream(t, ticketapi.New().Handler())
+	// Each wrong call comes from a caller of its own: the same caller
+	// sending it again would be told the value was already rejected.
 	const wrongStatus = `{"status":"OPEN"}`
 	t.Run("rewritten error", func(t *testing.T) {
-		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus)), http.StatusBadRequest,
+		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus), "X-Session-Id", "first-call"), http.StatusBadRequest,
 			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
 	})
 	t.Run("success byte for byte", func(t *testing.T) {
@@ -165,7 +167,7 @@ func TestDockerSidecar(t *testing.T) {
 		if outcome["msg"] != "rules reloaded" {
 			t.Fatalf("SIGHUP did not reload the rules: %v", outcome)
 		}
-		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus)), http.StatusBadRequest, reloaded)
+		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus), "X-Session-Id", "after-reload"), http.StatusBadRequest, reloaded)
 	})
 
 	t.Run("legacy killed, then started", func(t *testing.T) {
@@ -180,7 +182,7 @@ func TestDockerSidecar(t *testing.T) {
 			return err == nil && r.status == http.StatusOK
 		})
 		wantSame(t, send(t, "GET", url+"/tickets/T-8841", nil), send(t, "GET", api.URL+"/tickets/T-8841", nil))
-		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus)), http.StatusBadRequest, reloaded)
+		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus), "X-Session-Id", "after-restart"), http.StatusBadRequest, reloaded)
 	})
 }
 
