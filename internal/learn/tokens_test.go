@@ -73,3 +73,40 @@ func TestTokenCounterCopiesQueuedBodies(t *testing.T) {
 		t.Errorf("histogram: %d samples summing %v; want %d summing %v", n, sum, bodies, want)
 	}
 }
+
+// TestTokenCounterCountsDigitsAlike: bodies that differ only in their
+// digits, as a caller's repeated answers do, are tokenized once per shape,
+// and every count is still exact.
+func TestTokenCounterCountsDigitsAlike(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	tc := newTokenCounter(m)
+	defer tc.close()
+	var want float64
+	n := 0
+	for _, r := range []string{"2", "3", "9", "10", "57", "99", "100", "4096", "65535"} {
+		b := `{"error":"invalid_status","field":"status","message":"this value was already rejected","received":"T-8841","repeated":` + r + `}`
+		tc.observe(m, "update_ticket", []byte(b))
+		want += float64(rules.Tokens(b))
+		n++
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			if got, _ := metricstest.Histogram(t, reg, "signpost_error_body_tokens", "route", "update_ticket"); got == uint64(n) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("body %d not counted within 2s", n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if _, sum := metricstest.Histogram(t, reg, "signpost_error_body_tokens", "route", "update_ticket"); sum != want {
+		t.Errorf("token sum %v; want %v, each body counted exactly", sum, want)
+	}
+	tc.knownMu.Lock()
+	remembered := len(tc.known)
+	tc.knownMu.Unlock()
+	if remembered != 5 {
+		t.Errorf("%d counts remembered; want 5, one per length of the count (1 to 5 digits)", remembered)
+	}
+}
