@@ -51,7 +51,7 @@ func (p *Proxy) noRoute(ex *exchange, e *rewrite.Error, h http.Header) {
 	if ex.route != nil || e.Status != http.StatusNotFound && e.Status != http.StatusMethodNotAllowed {
 		return
 	}
-	named, all := p.routes.pathRoutes(ex.path)
+	named, all := p.routes.pathRoutes(ex.req.Path)
 	allow := ""
 	if e.Status == http.StatusMethodNotAllowed {
 		allow = allowed(h)

@@ -206,7 +206,6 @@ type exchange struct {
 	id      string       // the request id, forwarded and returned
 	idValue []string     // id as a header value, shared by both directions
 	route   *rules.Route // nil when no route declares the request
-	path    string       // the request's path, for the routes it may have meant
 	req     rewrite.Request
 	remote  string    // the client address
 	outcome string    // for metrics: one of the metrics.Outcome constants
@@ -332,7 +331,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ex.path = r.URL.Path
 	if route, vars := p.routes.findInto(r, ex.vars); route != nil {
 		ex.route = route
 		ex.req.Vars = vars

@@ -281,7 +281,7 @@ var callSeed = maphash.MakeSeed()
 func callOf(ex *exchange) uint64 {
 	var h maphash.Hash
 	h.SetSeed(callSeed)
-	h.WriteString(ex.path)
+	h.WriteString(ex.req.Path)
 	h.WriteByte(0)
 	h.WriteString(ex.req.RawQuery)
 	h.WriteByte(0)
