@@ -138,6 +138,16 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// LogLinesDropped is signpost_log_lines_dropped_total, read from dropped:
+// log lines never written, since the log's buffer was full or its output
+// failed. Requests do not wait for the log; this says what that cost.
+func LogLinesDropped(dropped func() uint64) prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "signpost_log_lines_dropped_total",
+		Help: "Log lines never written: the log's buffer was full, or its output failed.",
+	}, func() float64 { return float64(dropped()) })
+}
+
 // Rejected counts an upstream error rewritten under code; field may be empty.
 func (m *Metrics) Rejected(route, code, field string) {
 	m.rejectionSeries.get(labels{route, code, field}, m.findRejection).Inc()

@@ -82,6 +82,9 @@ type ServeOptions struct {
 	// means 1 MiB.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	MaxHeaderBytes                                            int
+	// LogLinesDropped, if set, counts the log lines never written (the
+	// log's buffer was full, or its output failed), for /metrics.
+	LogLinesDropped func() uint64
 	// DialTimeout bounds connecting to the upstream; zero means 5 seconds.
 	// It is ignored when Transport is set.
 	DialTimeout time.Duration
@@ -102,6 +105,9 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New(reg)
+	}
+	if opts.LogLinesDropped != nil {
+		reg.MustRegister(metrics.LogLinesDropped(opts.LogLinesDropped))
 	}
 	if opts.State == nil {
 		// One state for every proxy the reloads build, closed here.

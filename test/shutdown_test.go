@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,4 +153,92 @@ func connectionLevel(msg string) bool {
 		}
 	}
 	return false
+}
+
+// TestShutdownWritesEveryLine stops signpost while requests are held in
+// flight at the upstream: the log is written in batches off the request
+// path, and the lines of every request, those finished during the drain
+// included, must reach stdout before the process exits.
+func TestShutdownWritesEveryLine(t *testing.T) {
+	t.Parallel()
+	const quick, held = 200, 8
+	var holding atomic.Int64
+	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Hold") != "" {
+			holding.Add(1)
+			time.Sleep(300 * time.Millisecond)
+		}
+		answerTicket(w, r)
+	}))
+	// The requests' lines wait in the buffer until shutdown: the first
+	// of them starts a batch of 5 s, and all is over within 2 s.
+	sp := startSignpost(t, ticketsConfig, up.URL, "--access-log", "--drain-timeout", "5s", "--log-flush-interval", "5s")
+
+	var ids sync.Map // request id -> answered
+	call := func(id string, hold bool) {
+		req, _ := http.NewRequest("GET", sp.URL+"/tickets/T-8841", nil)
+		req.Header.Set(requestIDHeader, id)
+		if hold {
+			req.Header.Set("X-Hold", "1")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", id, res.StatusCode)
+			return
+		}
+		ids.Store(id, true)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range quick / 8 {
+				call(fmt.Sprintf("quick-%d-%d", w, i), false)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range held {
+		wg.Go(func() { call(fmt.Sprintf("held-%d", i), true) })
+	}
+	for deadline := time.Now().Add(waitTimeout); holding.Load() < held; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests held at the upstream after %v", holding.Load(), held, waitTimeout)
+		}
+	}
+	if err := sp.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if !sp.wait(waitTimeout) {
+		t.Fatalf("signpost did not exit within %v of SIGTERM", waitTimeout)
+	}
+
+	logged := map[string]bool{}
+	for _, l := range strings.Split(sp.stdout.String(), "\n") {
+		var line logLine
+		if json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "request" {
+			id, _ := line["request_id"].(string)
+			logged[id] = true
+		}
+	}
+	answered := 0
+	ids.Range(func(id, _ any) bool {
+		answered++
+		if !logged[id.(string)] {
+			t.Errorf("request %s was answered but its access log line was never written", id)
+		}
+		return true
+	})
+	if answered != quick+held {
+		t.Errorf("%d requests answered, want %d", answered, quick+held)
+	}
+	if !strings.Contains(sp.stdout.String(), `"msg":"shutting down"`) {
+		t.Errorf("no \"shutting down\" line in stdout:\n%s", clip([]byte(sp.stdout.String())))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/logbuffer"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
@@ -30,6 +31,11 @@ type pipelineFlags struct {
 	budget                          byteSize
 	accessLog                       bool
 	logFormat, logLevel             string
+	logFlush                        time.Duration
+
+	// lines takes the log's lines off the request path; untilSignal
+	// writes what it holds before returning.
+	lines *logbuffer.Writer
 
 	words pipelineWords
 }
@@ -59,6 +65,7 @@ func (f *pipelineFlags) define(fs *flag.FlagSet, cmd string, w pipelineWords) {
 	fs.BoolVar(&f.accessLog, "access-log", false, w.accessLog)
 	fs.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.DurationVar(&f.logFlush, "log-flush-interval", logbuffer.DefaultDelay, "the longest a log line waits in the log's buffer before it is written; lines are written off the request path, in batches")
 	f.words = w
 }
 
@@ -73,6 +80,8 @@ func (f *pipelineFlags) check(args []string) string {
 		return fmt.Sprintf("--upstream-dial-timeout %v: must be a positive duration, e.g. --upstream-dial-timeout %v", f.dialTimeout, proxy.DefaultDialTimeout)
 	case f.maxConcurrent < 0:
 		return fmt.Sprintf("--max-concurrent %d: must be 0 (no bound) or more, e.g. 512", f.maxConcurrent)
+	case f.logFlush <= 0:
+		return fmt.Sprintf("--log-flush-interval %v: must be a positive duration, e.g. --log-flush-interval 1s", f.logFlush)
 	case f.budget.n < minBufferBudget:
 		return "--buffer-budget " + f.budget.String() + ": must be at least " + rules.SizeText(minBufferBudget) + ", the default limits.error_body, e.g. --buffer-budget 64MiB"
 	}
@@ -107,7 +116,6 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 		fmt.Fprintf(stderr, "signpost %s: %s\n", f.cmd, problem)
 		return nil, opts, exitUsage
 	}
-	log, _ := newLogger(logTo, f.logFormat, f.logLevel) // checked above
 	tuneGC()
 	cfg, err := rules.Load(f.config)
 	if err != nil {
@@ -125,13 +133,16 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 	}
 	opts.Admin = f.admin
 	opts.UpstreamTimeout, opts.DialTimeout, opts.DrainTimeout = f.upstreamTimeout, f.dialTimeout, f.drainTimeout
-	opts.MaxConcurrent, opts.AccessLog, opts.Log = f.maxConcurrent, f.accessLog, log
+	opts.MaxConcurrent, opts.AccessLog = f.maxConcurrent, f.accessLog
 	opts.BufferBudget = f.budget.n
 	// The same checks as at start, on every reload: a file that loads but
 	// names no upstream, with none on the command line, is refused there.
 	path := f.config
 	opts.Load = func() (*rules.Config, error) { return rules.Load(path) }
 	opts.Watch = f.watch
+	f.lines = logbuffer.New(logTo, logbuffer.Options{Delay: f.logFlush})
+	opts.Log, _ = newLogger(f.lines, f.logFormat, f.logLevel) // checked above
+	opts.LogLinesDropped = f.lines.Dropped
 	return cfg, opts, exitOK
 }
 
@@ -146,7 +157,9 @@ func (f *pipelineFlags) untilSignal(opts *server.ServeOptions, serve func(contex
 	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx); err != nil {
+	err := serve(ctx)
+	f.lines.Close() // every line logged is written before the last word
+	if err != nil {
 		fmt.Fprintf(stderr, "signpost %s: %v\n", f.cmd, err)
 		return exitFindings
 	}

@@ -23,6 +23,7 @@ func TestSharedFlags(t *testing.T) {
 		{[]string{"--upstream", "ftp://127.0.0.1:21"}, `--upstream "ftp://127.0.0.1:21" is not an upstream base URL`},
 		{[]string{"--log-format", "xml"}, `--log-format "xml": must be json or text`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud": must be one of debug, info, warn, error`},
+		{[]string{"--log-flush-interval", "0s"}, "--log-flush-interval 0s: must be a positive duration, e.g. --log-flush-interval 1s"},
 	} {
 		for _, cmd := range []string{"serve", "mcp"} {
 			t.Run(cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
@@ -53,8 +54,8 @@ func TestSharedFlagDefaults(t *testing.T) {
 			t.Errorf("--%s defaults to %q for serve, %q for mcp", m.Name, s.DefValue, m.DefValue)
 		}
 	})
-	if n != 13 {
-		t.Errorf("mcp takes %d flags, want the 13 shared ones", n)
+	if n != 14 {
+		t.Errorf("mcp takes %d flags, want the 14 shared ones", n)
 	}
 }
 

@@ -1,0 +1,187 @@
+// Package logbuffer takes log lines off the request path: a Writer keeps
+// them in a bounded buffer that one goroutine writes out in batches, so
+// that a request never waits for the log's file, pipe or terminal.
+package logbuffer
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	// DefaultSize bounds the bytes waiting to be written. Two buffers of
+	// this size exist at most: the one filling and the one being written.
+	DefaultSize = 256 << 10
+	// DefaultDelay is the longest a line waits before it is written,
+	// short enough for a person reading the log as it is written.
+	DefaultDelay = 25 * time.Millisecond
+	// DefaultBatch is the size past which the waiting lines are written
+	// at once, before the delay is up.
+	DefaultBatch = 64 << 10
+)
+
+// Options bound a Writer; zero fields take the defaults.
+type Options struct {
+	Size  int           // the most bytes waiting to be written
+	Batch int           // past this many bytes waiting, write them now
+	Delay time.Duration // the longest a line waits to be written
+}
+
+// Writer is an io.Writer for log lines, each given in one Write, as
+// log/slog's handlers do. Write copies the line and returns: it never
+// blocks on the output. A line that finds the buffer full is dropped and
+// counted, as is a batch the output refused. Close writes what is
+// waiting; lines written after Close go straight to the output.
+type Writer struct {
+	out   io.Writer
+	size  int
+	batch int
+	delay time.Duration
+
+	mu      sync.Mutex
+	filling []byte // lines waiting, whole
+	lines   int    // how many lines filling holds
+	closed  bool
+	wake    chan struct{} // the first line of a batch, or a full batch
+	quit    chan struct{}
+	stopped chan struct{}
+
+	outMu   sync.Mutex // held while writing to out
+	writing []byte     // the other buffer, written while filling fills
+
+	dropped atomic.Uint64
+}
+
+// New returns a Writer to out and starts its writing goroutine; Close
+// stops it.
+func New(out io.Writer, o Options) *Writer {
+	w := &Writer{
+		out:   out,
+		size:  positive(o.Size, DefaultSize),
+		batch: positive(o.Batch, DefaultBatch),
+		delay: o.Delay,
+		wake:  make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	if w.delay <= 0 {
+		w.delay = DefaultDelay
+	}
+	w.batch = min(w.batch, w.size)
+	go w.run()
+	return w
+}
+
+// Write keeps a copy of the line p for the writing goroutine, or drops
+// and counts it if the buffer has no room for it. It always reports p
+// written: a logger has nothing better to do with an error.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.outMu.Lock()
+		defer w.outMu.Unlock()
+		if _, err := w.out.Write(p); err != nil {
+			w.dropped.Add(1)
+		}
+		return len(p), nil
+	}
+	if len(w.filling)+len(p) > w.size {
+		w.mu.Unlock()
+		w.dropped.Add(1)
+		return len(p), nil
+	}
+	was := len(w.filling)
+	if w.filling == nil {
+		w.filling = make([]byte, 0, min(w.size, max(4<<10, len(p))))
+	}
+	w.filling = append(w.filling, p...)
+	w.lines++
+	now := len(w.filling)
+	w.mu.Unlock()
+	if was == 0 || (was < w.batch && now >= w.batch) {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// Dropped is the number of lines never written: those that found the
+// buffer full, and those of batches the output refused.
+func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
+
+// Flush writes the lines waiting now, and returns once they are written.
+func (w *Writer) Flush() {
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	w.mu.Lock()
+	batch, lines := w.filling, w.lines
+	w.filling, w.lines = w.writing[:0], 0
+	w.mu.Unlock()
+	if len(batch) > 0 {
+		if _, err := w.out.Write(batch); err != nil {
+			w.dropped.Add(uint64(lines))
+		}
+	}
+	w.writing = batch
+}
+
+// Close writes the lines waiting and stops the writing goroutine. Later
+// lines are written as they come. Close returns once all is written.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.quit)
+	<-w.stopped
+	w.Flush()
+	return nil
+}
+
+// run writes a batch once its first line has waited the delay, or as
+// soon as it is full enough.
+func (w *Writer) run() {
+	defer close(w.stopped)
+	t := time.NewTimer(w.delay)
+	t.Stop()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.wake:
+		}
+		if !w.full() {
+			t.Reset(w.delay)
+			select {
+			case <-w.quit:
+				t.Stop()
+				return
+			case <-t.C:
+			case <-w.wake: // the batch filled before the delay
+				t.Stop()
+			}
+		}
+		w.Flush()
+	}
+}
+
+// full reports whether the waiting lines make a batch already.
+func (w *Writer) full() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.filling) >= w.batch
+}
+
+func positive(v, fallback int) int {
+	if v > 0 {
+		return v
+	}
+	return fallback
+}
