@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -160,6 +161,11 @@ func BenchmarkRewritePath(b *testing.B) {
 	b.Run("metrics", func(b *testing.B) {
 		f := newProxy(b, nil)
 		p := benchProxy(b, up, Options{Metrics: f.m})
+		serveLoop(b, p, "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, 400)
+	})
+	b.Run("logged", func(b *testing.B) {
+		f := newProxy(b, nil)
+		p := benchProxy(b, up, Options{Metrics: f.m, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 		serveLoop(b, p, "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, 400)
 	})
 }

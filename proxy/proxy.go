@@ -410,8 +410,9 @@ func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
 		p.metrics.Duration(name, ex.outcome, elapsed.Seconds())
 	}
 	if p.accessLog {
-		p.log.Info("request", "request_id", ex.id, "method", r.Method, "path", r.URL.Path, "route", name,
-			"status", ex.status, "outcome", ex.outcome, "duration_ms", float64(elapsed.Microseconds())/1000)
+		p.info("request", []slog.Attr{slog.String("request_id", ex.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("route", name), slog.Int("status", ex.status), slog.String("outcome", ex.outcome),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000)})
 	}
 }
 

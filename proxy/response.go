@@ -333,32 +333,46 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 		headers = redact.Revealed(up.Header)
 		redact.Conceal(up.Header)
 	}
-	attrs := []any{"request_id", ex.id, "route", ex.route.Name, "code", e.Code}
+	var room [10]slog.Attr
+	attrs := append(room[:0], slog.String("request_id", ex.id), slog.String("route", ex.route.Name), slog.String("code", e.Code))
 	if e.Field != "" {
-		attrs = append(attrs, "field", e.Field)
+		attrs = append(attrs, slog.String("field", e.Field))
 	}
 	if e.Received != nil {
-		attrs = append(attrs, "received", redact.JSON(e.Received))
+		attrs = append(attrs, slog.Any("received", redact.JSON(e.Received)))
 	}
 	if len(e.Errors) > 0 {
 		fields := make([]string, 0, len(e.Errors)+len(e.Unlisted))
 		for _, en := range slices.Concat(e.Errors, e.Unlisted) {
 			fields = append(fields, en.Field)
 		}
-		attrs = append(attrs, "fields", fields)
+		attrs = append(attrs, slog.Any("fields", fields))
 	}
 	if up == nil {
-		p.log.Info("rejected before the upstream", attrs...)
+		p.info("rejected before the upstream", attrs)
 		return
 	}
-	attrs = append(attrs, "status", up.Status, "rule", rule)
+	attrs = append(attrs, slog.Int("status", up.Status), slog.Int("rule", rule))
 	if up.Body != nil {
-		attrs = append(attrs, "upstream_body", redact.Clip(up.Body.Raw))
+		attrs = append(attrs, slog.String("upstream_body", redact.Clip(up.Body.Raw)))
 	}
 	if headers != nil {
-		attrs = append(attrs, "upstream_headers", headers)
+		attrs = append(attrs, slog.Any("upstream_headers", headers))
 	}
-	p.log.Info("rewrote upstream error", attrs...)
+	p.info("rewrote upstream error", attrs)
+}
+
+// info logs msg with attrs at level info. It skips what Logger.Info
+// spends on every line and the log has no use for: finding the caller's
+// source line, and boxing each value in an interface.
+func (p *Proxy) info(msg string, attrs []slog.Attr) {
+	h := p.log.Handler()
+	if !h.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(context.Background(), r)
 }
 
 // unmatched counts and logs an upstream error no rule explained. When a
@@ -376,14 +390,15 @@ func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what 
 	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	attrs := []any{"request_id", ex.id, "route", name, "status", up.Status, "action", what}
+	var room [6]slog.Attr
+	attrs := append(room[:0], slog.String("request_id", ex.id), slog.String("route", name), slog.Int("status", up.Status), slog.String("action", what))
 	if up.Body != nil {
-		attrs = append(attrs, "upstream_body", redact.Clip(up.Body.Raw))
+		attrs = append(attrs, slog.String("upstream_body", redact.Clip(up.Body.Raw)))
 	}
 	if headers != nil {
-		attrs = append(attrs, "upstream_headers", headers)
+		attrs = append(attrs, slog.Any("upstream_headers", headers))
 	}
-	p.log.Info("upstream error unmatched", attrs...)
+	p.info("upstream error unmatched", attrs)
 }
 
 // replaceBody swaps the response body for a rewritten one, which body
