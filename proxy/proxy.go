@@ -207,10 +207,10 @@ type exchange struct {
 	idValue []string     // id as a header value, shared by both directions
 	route   *rules.Route // nil when no route declares the request
 	req     rewrite.Request
-	remote  string    // the client address
-	outcome string    // for metrics: one of the metrics.Outcome constants
-	status  int       // the status answered, for the access log
-	start   time.Time // when the request arrived
+	caller  learn.Caller // who sent the request
+	outcome string       // for metrics: one of the metrics.Outcome constants
+	status  int          // the status answered, for the access log
+	start   time.Time    // when the request arrived
 	// callerBody holds the request body once read, in the exchange's
 	// allocation.
 	callerBody bytesBody
@@ -309,8 +309,9 @@ type exchangeKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ex := newExchange()
-	ex.id, ex.remote, ex.outcome, ex.start = requestID(r.Header.Get(RequestIDHeader)), r.RemoteAddr, metrics.OutcomeSuccess, start
+	ex.id, ex.outcome, ex.start = requestID(r.Header.Get(RequestIDHeader)), metrics.OutcomeSuccess, start
 	ex.idValue = []string{ex.id}
+	ex.caller = learn.Caller{Header: r.Header, Remote: r.RemoteAddr}
 	ex.req.Method, ex.req.Path, ex.req.RawQuery = r.Method, r.URL.Path, r.URL.RawQuery
 	r.Header[RequestIDHeader] = ex.idValue
 	defer release(ex, r) // deferred first, so run last

@@ -50,7 +50,7 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	ex.status = status
 	if status < 400 {
 		if status < 300 && ex.route != nil {
-			p.state.Succeeded(ex.req.Header, ex.remote, ex.route, &ex.req)
+			p.state.Succeeded(&ex.caller, ex.route, &ex.req)
 		}
 		return nil
 	}
@@ -253,7 +253,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 	if route == nil || route.RepeatsOff || p.cfg.Limits.Repeats.Off {
 		return e
 	}
-	n := p.state.Repeated(ex.req.Header, ex.remote, route, callOf(ex), e)
+	n := p.state.Repeated(&ex.caller, route, callOf(ex), e)
 	if n < 2 {
 		return e
 	}
@@ -268,7 +268,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 	if rule != nil {
 		futile = rule.Futile
 	}
-	p.state.Stopped(ex.req.Header, ex.remote, route, e.Code)
+	p.state.Stopped(&ex.caller, route, e.Code)
 	return rewrite.Stop(e, n, futile)
 }
 
@@ -310,7 +310,7 @@ func transient(e *rewrite.Error, up *rewrite.Upstream, rule *rules.ErrorRule) bo
 // when the declared checks explained the error.
 // The upstream's revealing headers go into the line and out of the answer.
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule int) {
-	p.state.Rejected(ex.req.Header, ex.remote, ex.route, &ex.req, e)
+	p.state.Rejected(&ex.caller, ex.route, &ex.req, e)
 	if p.metrics != nil {
 		if len(e.Errors) == 0 {
 			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)
@@ -379,7 +379,7 @@ func (p *Proxy) info(msg string, attrs []slog.Attr) {
 // wrapped body replaced it, the upstream's revealing headers go into the
 // line and out of the answer.
 func (p *Proxy) unmatched(ex *exchange, name string, up *rewrite.Upstream, what string) {
-	p.state.Called(ex.req.Header, ex.remote, ex.route)
+	p.state.Called(&ex.caller, ex.route)
 	if p.metrics != nil {
 		p.metrics.Unmatched(name, up.Status)
 	}
@@ -598,7 +598,7 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 	if p.metrics != nil {
 		p.metrics.UpstreamFailed(routeName, e.Code)
 	}
-	p.state.Called(ex.req.Header, ex.remote, ex.route)
+	p.state.Called(&ex.caller, ex.route)
 	ex.outcome = metrics.OutcomeFailed
 	p.log.Warn("upstream failed", "request_id", ex.id, "route", routeName, "code", e.Code, "error", redact.String(err.Error()))
 	p.answer(w, ex, p.repeat(ex, e, nil, nil))
@@ -634,7 +634,7 @@ func failure(err error, repeatable bool) *rewrite.Error {
 // made up.
 func (p *Proxy) cancelled(w http.ResponseWriter, ex *exchange) {
 	ex.outcome = metrics.OutcomeCancelled
-	p.state.Called(ex.req.Header, ex.remote, ex.route)
+	p.state.Called(&ex.caller, ex.route)
 	p.log.Info("caller closed before the answer", "request_id", ex.id)
 	p.answer(w, ex, callerClosed)
 }

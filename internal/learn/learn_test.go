@@ -106,8 +106,13 @@ func TestCallerID(t *testing.T) {
 		if tc.header != "" {
 			h.Set("X-Session-Id", tc.header)
 		}
-		if got := l.caller(h, tc.remote); got != tc.want {
-			t.Errorf("callerID(%q, %q) = %q; want %q", tc.header, tc.remote, got, tc.want)
+		c := &Caller{Header: h, Remote: tc.remote}
+		if got := l.caller(c); got != tc.want {
+			t.Errorf("caller(%q, %q) = %q; want %q", tc.header, tc.remote, got, tc.want)
+		}
+		h.Set("X-Session-Id", "changed")
+		if got := l.caller(c); got != tc.want {
+			t.Errorf("caller(%q, %q) the second time = %q; want the first answer, %q", tc.header, tc.remote, got, tc.want)
 		}
 	}
 }

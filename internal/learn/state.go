@@ -56,13 +56,22 @@ func (s *State) Close() {
 	})
 }
 
-// Rejected notes a rejection e of a request to route, sent with header h
-// from remoteAddr, for alias learning and recovery tracking.
-func (s *State) Rejected(h http.Header, remoteAddr string, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
+// Caller is who sent a request: its header, read for the caller header
+// (learn.caller_header), and the client's address. Its id is worked out
+// once, by the first State method that needs it.
+type Caller struct {
+	Header http.Header
+	Remote string
+	id     string
+}
+
+// Rejected notes a rejection e of a request to route, sent by c, for alias
+// learning and recovery tracking.
+func (s *State) Rejected(c *Caller, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
 	if s.learner == nil && s.recovery == nil {
 		return
 	}
-	caller := s.caller(h, remoteAddr)
+	caller := s.caller(c)
 	if s.learner != nil {
 		s.learner.rejected(caller, route, req, e)
 	}
@@ -73,12 +82,12 @@ func (s *State) Rejected(h http.Header, remoteAddr string, route *rules.Route, r
 
 // Succeeded notes a success on route, which ends a recovery and may
 // confirm an alias.
-func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, req *rewrite.Request) {
+func (s *State) Succeeded(c *Caller, route *rules.Route, req *rewrite.Request) {
 	if (s.learner == nil || s.learner.waiting.Load() == 0) && (s.recovery == nil || s.recovery.pending.Load() == 0) &&
 		(s.repeats == nil || s.repeats.live.Load() == 0) {
 		return
 	}
-	caller := s.caller(h, remoteAddr)
+	caller := s.caller(c)
 	if s.learner != nil {
 		s.learner.succeeded(caller, route, req)
 	}
@@ -90,8 +99,8 @@ func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, 
 	}
 }
 
-// Repeated notes the failure e about to be answered on route, sent with
-// header h from remoteAddr, and returns how many times in a row the caller
+// Repeated notes the failure e about to be answered on route to c, and
+// returns how many times in a row the caller
 // has had that same failure there, this time included, each within the
 // recovery window of the one before; a success on the route starts the
 // count over. The same failure has the same status and code, and the same
@@ -99,30 +108,30 @@ func (s *State) Succeeded(h http.Header, remoteAddr string, route *rules.Route, 
 // same call (call identifies it: its path, query and body, say) and the
 // same words from the upstream. It returns 0 when callers are not
 // tracked.
-func (s *State) Repeated(h http.Header, remoteAddr string, route *rules.Route, call uint64, e *rewrite.Error) int {
+func (s *State) Repeated(c *Caller, route *rules.Route, call uint64, e *rewrite.Error) int {
 	if s.repeats == nil || route == nil {
 		return 0
 	}
-	return s.repeats.failed(s.caller(h, remoteAddr), route.Name, call, e)
+	return s.repeats.failed(s.caller(c), route.Name, call, e)
 }
 
 // Called notes an answer on route that was neither a success nor a
 // rejection: one more call in a recovery under way.
-func (s *State) Called(h http.Header, remoteAddr string, route *rules.Route) {
+func (s *State) Called(c *Caller, route *rules.Route) {
 	if r := s.recovery; r != nil && route != nil && r.pending.Load() > 0 {
-		r.called(s.caller(h, remoteAddr), route.Name)
+		r.called(s.caller(c), route.Name)
 	}
 }
 
 // Stopped notes that the caller was told to stop repeating a call on
 // route that failed with code: counted, and, unless a success follows
 // within the recovery window, its recovery ends as a loop stopped.
-func (s *State) Stopped(h http.Header, remoteAddr string, route *rules.Route, code string) {
+func (s *State) Stopped(c *Caller, route *rules.Route, code string) {
 	if s.metrics != nil {
 		s.metrics.RepeatStopped(route.Name, code)
 	}
 	if s.recovery != nil {
-		s.recovery.stopped(s.caller(h, remoteAddr), route.Name, code)
+		s.recovery.stopped(s.caller(c), route.Name, code)
 	}
 }
 
@@ -144,16 +153,21 @@ func (s *State) Proposals(cfg *rules.Config) ([]Proposal, bool) {
 }
 
 // caller identifies who sent a request: the configured header, else the
-// client address. Alias learning and recovery tracking share it.
-func (s *State) caller(h http.Header, remoteAddr string) string {
+// client address. Alias learning, recovery tracking and repeats share it.
+func (s *State) caller(c *Caller) string {
+	if c.id != "" {
+		return c.id
+	}
 	if s.callerHeader != "" {
-		if v := httpwire.FirstValue(h[s.callerHeader]); v != "" && len(v) <= 128 {
-			return "h:" + v
+		if v := httpwire.FirstValue(c.Header[s.callerHeader]); v != "" && len(v) <= 128 {
+			c.id = "h:" + v
+			return c.id
 		}
 	}
-	host, _, err := net.SplitHostPort(remoteAddr)
+	host, _, err := net.SplitHostPort(c.Remote)
 	if err != nil {
-		host = remoteAddr
+		host = c.Remote
 	}
-	return "a:" + host
+	c.id = "a:" + host
+	return c.id
 }
