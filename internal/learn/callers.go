@@ -1,69 +1,129 @@
 package learn
 
-import "container/list"
-
 // callers is a bounded set of what is known of each caller, by caller id:
 // touching a caller makes it the most recently seen, and past the bound
 // the least recently seen is forgotten, told to forgotten first. It is not
 // safe for concurrent use; its owner holds a lock.
+//
+// Entries live in chunks of slots that are reused, linked by index, so
+// that a new caller, once the bound is reached, costs no allocation: with
+// many agents each calling a few times, callers turn over all the time.
 type callers[T any] struct {
-	max       int
-	byID      map[string]*list.Element // of *known[T]
-	order     *list.List               // most recently seen first
-	forgotten func(id string, v *T)
+	max        int
+	byID       map[string]int32
+	chunks     [][]entry[T] // slots, by index; a chunk never moves
+	used       int32        // slots handed out so far
+	free       []int32      // slots given back by sweep
+	head, tail int32        // most and least recently seen; none when empty
+	forgotten  func(id string, v *T)
 }
 
-type known[T any] struct {
-	id string
-	v  T
+// entry is a caller's slot: its id, what is known of it, and its
+// neighbours by recency.
+type entry[T any] struct {
+	id         string
+	v          T
+	prev, next int32 // toward the most and the least recently seen
 }
+
+const (
+	none      = -1
+	chunkBits = 8 // 256 slots a chunk
+	chunkSize = 1 << chunkBits
+)
 
 func newCallers[T any](max int, forgotten func(id string, v *T)) *callers[T] {
-	return &callers[T]{max: max, byID: map[string]*list.Element{}, order: list.New(), forgotten: forgotten}
+	return &callers[T]{max: max, byID: map[string]int32{}, head: none, tail: none, forgotten: forgotten}
 }
+
+func (c *callers[T]) at(i int32) *entry[T] { return &c.chunks[i>>chunkBits][i&(chunkSize-1)] }
 
 // touch returns what is known of caller id, made the most recently seen:
 // a zero T for a caller not seen before, forgetting the least recently
-// seen one beyond the bound.
+// seen one beyond the bound. The pointer stays valid until the caller is
+// forgotten.
 func (c *callers[T]) touch(id string) *T {
-	if el, ok := c.byID[id]; ok {
-		c.order.MoveToFront(el)
-		return &el.Value.(*known[T]).v
+	if i, ok := c.byID[id]; ok {
+		c.unlink(i)
+		c.pushFront(i)
+		return &c.at(i).v
 	}
-	k := &known[T]{id: id}
-	c.byID[id] = c.order.PushFront(k)
-	if c.order.Len() > c.max {
-		old := c.order.Back()
-		ok := old.Value.(*known[T])
-		c.forgotten(ok.id, &ok.v)
-		delete(c.byID, ok.id)
-		c.order.Remove(old)
+	var i int32
+	switch {
+	case len(c.byID) >= c.max && c.tail != none:
+		i = c.tail
+		old := c.at(i)
+		c.forgotten(old.id, &old.v)
+		delete(c.byID, old.id)
+		c.unlink(i)
+	case len(c.free) > 0:
+		i = c.free[len(c.free)-1]
+		c.free = c.free[:len(c.free)-1]
+	default:
+		i = c.used
+		c.used++
+		if int(i>>chunkBits) == len(c.chunks) {
+			c.chunks = append(c.chunks, make([]entry[T], chunkSize))
+		}
 	}
-	return &k.v
+	e := c.at(i)
+	*e = entry[T]{id: id}
+	c.byID[id] = i
+	c.pushFront(i)
+	return &e.v
 }
 
 // get returns what is known of caller id, without touching it.
 func (c *callers[T]) get(id string) (*T, bool) {
-	el, ok := c.byID[id]
+	i, ok := c.byID[id]
 	if !ok {
 		return nil, false
 	}
-	return &el.Value.(*known[T]).v, true
+	return &c.at(i).v, true
 }
 
 // sweep calls keep for each caller, least recently seen first, and
 // forgets those for which it reports false, without telling forgotten.
 func (c *callers[T]) sweep(keep func(id string, v *T) bool) {
-	for el := c.order.Back(); el != nil; {
-		prev := el.Prev()
-		k := el.Value.(*known[T])
-		if !keep(k.id, &k.v) {
-			delete(c.byID, k.id)
-			c.order.Remove(el)
+	for i := c.tail; i != none; {
+		e := c.at(i)
+		prev := e.prev
+		if !keep(e.id, &e.v) {
+			delete(c.byID, e.id)
+			c.unlink(i)
+			*e = entry[T]{}
+			c.free = append(c.free, i)
 		}
-		el = prev
+		i = prev
 	}
 }
 
 // len is the number of callers known.
 func (c *callers[T]) len() int { return len(c.byID) }
+
+func (c *callers[T]) unlink(i int32) {
+	e := c.at(i)
+	if e.prev != none {
+		c.at(e.prev).next = e.next
+	} else {
+		c.head = e.next
+	}
+	if e.next != none {
+		c.at(e.next).prev = e.prev
+	} else {
+		c.tail = e.prev
+	}
+	e.prev, e.next = none, none
+}
+
+func (c *callers[T]) pushFront(i int32) {
+	e := c.at(i)
+	e.prev, e.next = none, c.head
+	if c.head != none {
+		c.at(c.head).prev = i
+	}
+	c.head = i
+	if c.tail == none {
+		c.tail = i
+	}
+}

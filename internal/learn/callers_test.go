@@ -1,0 +1,82 @@
+package learn
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// order lists the callers known, most recently seen first.
+func (c *callers[T]) order() []string {
+	var ids []string
+	for i := c.head; i != none; i = c.at(i).next {
+		ids = append(ids, c.at(i).id)
+	}
+	return ids
+}
+
+// TestCallers touches, evicts and sweeps callers, checking the recency
+// order and what forgotten was told after each step.
+func TestCallers(t *testing.T) {
+	var forgotten []string
+	c := newCallers(3, func(id string, v *int) { forgotten = append(forgotten, fmt.Sprintf("%s=%d", id, *v)) })
+	steps := []struct {
+		do            func()
+		order, forgot []string
+	}{
+		{func() { *c.touch("a") = 1; *c.touch("b") = 2; *c.touch("c") = 3 }, []string{"c", "b", "a"}, nil},
+		{func() { c.touch("a") }, []string{"a", "c", "b"}, nil},
+		{func() { *c.touch("d") = 4 }, []string{"d", "a", "c"}, []string{"b=2"}},
+		{func() { c.get("c") }, []string{"d", "a", "c"}, []string{"b=2"}}, // get does not touch
+		{func() { c.sweep(func(id string, v *int) bool { return *v != 1 }) }, []string{"d", "c"}, []string{"b=2"}},
+		{func() { *c.touch("e") = 5 }, []string{"e", "d", "c"}, []string{"b=2"}}, // a's slot, reused
+		{func() { *c.touch("f") = 6 }, []string{"f", "e", "d"}, []string{"b=2", "c=3"}},
+	}
+	for i, s := range steps {
+		s.do()
+		if got := c.order(); !slices.Equal(got, s.order) {
+			t.Fatalf("step %d: order %v; want %v", i, got, s.order)
+		}
+		if !slices.Equal(forgotten, s.forgot) {
+			t.Fatalf("step %d: forgotten %v; want %v", i, forgotten, s.forgot)
+		}
+		if c.len() != len(s.order) {
+			t.Fatalf("step %d: len %d; want %d", i, c.len(), len(s.order))
+		}
+	}
+	if v, ok := c.get("e"); !ok || *v != 5 {
+		t.Errorf("get(e) = %v, %v; want 5, true", v, ok)
+	}
+	if _, ok := c.get("a"); ok {
+		t.Errorf("get(a) found a caller swept away")
+	}
+	if c.used != 3 {
+		t.Errorf("%d slots handed out for 6 callers, at most 3 at once; want 3, each reused", c.used)
+	}
+}
+
+// TestCallersTurnOver passes many more callers than the bound through,
+// across chunks: each keeps its value while known, and the slots stop
+// growing at the bound.
+func TestCallersTurnOver(t *testing.T) {
+	const max = 3*chunkSize + 7
+	forgotten := 0
+	c := newCallers(max, func(id string, v *string) {
+		if *v != id {
+			t.Fatalf("forgotten %s holding %q", id, *v)
+		}
+		forgotten++
+	})
+	first := c.touch("caller-0")
+	*first = "caller-0"
+	for i := 1; i < 10*max; i++ {
+		id := fmt.Sprint("caller-", i)
+		*c.touch(id) = id
+		if i < max && *first != "caller-0" {
+			t.Fatalf("after %d callers the first one's value moved: %q", i, *first)
+		}
+	}
+	if c.len() != max || forgotten != 9*max || int(c.used) != max || len(c.chunks) != 4 {
+		t.Errorf("len %d, forgotten %d, slots %d in %d chunks; want %d, %d, %d in 4", c.len(), forgotten, c.used, len(c.chunks), max, 9*max, max)
+	}
+}
