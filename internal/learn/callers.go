@@ -1,5 +1,7 @@
 package learn
 
+import "slices"
+
 // callers is a bounded set of what is known of each caller, by caller id:
 // touching a caller makes it the most recently seen, and past the bound
 // the least recently seen is forgotten, told to forgotten first. It is not
@@ -126,4 +128,45 @@ func (c *callers[T]) pushFront(i int32) {
 	if c.tail == none {
 		c.tail = i
 	}
+}
+
+// byRoute is what is known of one caller, by route name. A caller calls
+// few routes, so a short list searched in order costs less than a map,
+// which each new caller would allocate.
+type byRoute[V any] []routed[V]
+
+type routed[V any] struct {
+	route string
+	v     V
+}
+
+// find returns route's value, or nil. The pointer is good until the next
+// add or remove.
+func (b byRoute[V]) find(route string) *V {
+	for i := range b {
+		if b[i].route == route {
+			return &b[i].v
+		}
+	}
+	return nil
+}
+
+// add appends route, which must not be there, with a zero value, and
+// returns it.
+func (b *byRoute[V]) add(route string) *V {
+	*b = append(*b, routed[V]{route: route})
+	return &(*b)[len(*b)-1].v
+}
+
+// remove deletes route, and returns its value and whether it was there.
+func (b *byRoute[V]) remove(route string) (V, bool) {
+	for i := range *b {
+		if (*b)[i].route == route {
+			v := (*b)[i].v
+			*b = slices.Delete(*b, i, i+1)
+			return v, true
+		}
+	}
+	var zero V
+	return zero, false
 }

@@ -45,8 +45,8 @@ type Proposal struct {
 	Count int
 }
 
-// pending holds a caller's last rejected values, per route and field.
-type pending map[string]map[string]string
+// pending holds a caller's last rejected values, per route, by field.
+type pending = byRoute[[]fieldValue]
 
 const (
 	maxPairs       = 4096
@@ -82,18 +82,16 @@ func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, 
 	if len(*p) == 0 {
 		l.waiting.Add(1)
 	}
-	if *p == nil {
-		*p = pending{}
-	}
-	// The route's last rejection is replaced, in the map it was kept in.
-	m := (*p)[route.Name]
+	// The route's last rejection is replaced, in the list it was kept in.
+	m := p.find(route.Name)
 	if m == nil {
-		m = make(map[string]string, len(noted))
-		(*p)[route.Name] = m
+		m = p.add(route.Name)
 	}
-	clear(m)
+	*m = (*m)[:0]
 	for _, n := range noted {
-		m[n.field] = n.value
+		if !slices.ContainsFunc(*m, func(k fieldValue) bool { return k.field == n.field }) {
+			*m = append(*m, n)
+		}
 	}
 }
 
@@ -124,20 +122,19 @@ func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request)
 		l.mu.Unlock()
 		return
 	}
-	noted, ok := (*p)[route.Name]
+	noted, ok := p.remove(route.Name)
 	if !ok {
 		l.mu.Unlock()
 		return
 	}
-	delete(*p, route.Name)
 	if len(*p) == 0 {
 		l.waiting.Add(-1)
 	}
 	var seen []Proposal
-	for field, rejected := range noted {
-		f := route.Field(field)
+	for _, n := range noted {
+		f := route.Field(n.field)
 		v := req.Value(f)
-		p := Pair{route.Name, field, rejected, v.Str}
+		p := Pair{route.Name, n.field, n.value, v.Str}
 		if v.Type != gjson.String || !containsString(f.Enum, v.Str) || p.CaseOnly() {
 			continue
 		}

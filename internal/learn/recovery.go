@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,7 @@ type recovery struct {
 }
 
 // tracked holds a caller's recoveries under way, by route name.
-type tracked map[string]*attempt
+type tracked = byRoute[attempt]
 
 // attempt is a recovery under way: the code of the rejection that began
 // it, when, the calls made since, and whether the caller was told to stop
@@ -61,14 +62,11 @@ func (r *recovery) rejected(caller, route, code string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.callers.touch(caller)
-	if a := (*t)[route]; a != nil {
+	if a := t.find(route); a != nil {
 		a.calls++
 		return
 	}
-	if *t == nil {
-		*t = tracked{}
-	}
-	(*t)[route] = &attempt{code: code, since: r.now()}
+	*t.add(route) = attempt{code: code, since: r.now()}
 	r.pending.Add(1)
 }
 
@@ -81,7 +79,7 @@ func (r *recovery) called(caller, route string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.callers.get(caller); ok {
-		if a := (*t)[route]; a != nil {
+		if a := t.find(route); a != nil {
 			a.calls++
 		}
 	}
@@ -98,12 +96,11 @@ func (r *recovery) succeeded(caller, route string) {
 		r.mu.Unlock()
 		return
 	}
-	a := (*t)[route]
-	if a == nil {
+	a, ok := t.remove(route)
+	if !ok {
 		r.mu.Unlock()
 		return
 	}
-	delete(*t, route)
 	r.pending.Add(-1)
 	r.mu.Unlock()
 	if r.now().Sub(a.since) > r.window {
@@ -120,13 +117,10 @@ func (r *recovery) stopped(caller, route, code string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.callers.touch(caller)
-	if *t == nil {
-		*t = tracked{}
-	}
-	a := (*t)[route]
+	a := t.find(route)
 	if a == nil {
-		a = &attempt{code: code, since: r.now()}
-		(*t)[route] = a
+		a = t.add(route)
+		*a = attempt{code: code, since: r.now()}
 		r.pending.Add(1)
 	}
 	a.stopped = true
@@ -135,15 +129,15 @@ func (r *recovery) stopped(caller, route, code string) {
 // lost counts a forgotten caller's recoveries under way as lost. r.mu is
 // held.
 func (r *recovery) lost(t tracked) {
-	for route, a := range t {
-		r.unrecovered(route, a)
+	for _, a := range t {
+		r.unrecovered(a.route, a.v)
 		r.pending.Add(-1)
 	}
 }
 
 // unrecovered counts a recovery that ended without a success: a loop
 // stopped, or one that never recovered.
-func (r *recovery) unrecovered(route string, a *attempt) {
+func (r *recovery) unrecovered(route string, a attempt) {
 	if a.stopped {
 		r.metrics.RecoveryStopped(route, a.code)
 		return
@@ -171,13 +165,14 @@ func (r *recovery) expire() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.callers.sweep(func(_ string, t *tracked) bool {
-		for route, a := range *t {
-			if a.since.Before(cutoff) {
-				r.unrecovered(route, a)
-				delete(*t, route)
-				r.pending.Add(-1)
+		*t = slices.DeleteFunc(*t, func(a routed[attempt]) bool {
+			if !a.v.since.Before(cutoff) {
+				return false
 			}
-		}
+			r.unrecovered(a.route, a.v)
+			r.pending.Add(-1)
+			return true
+		})
 		return len(*t) > 0
 	})
 }

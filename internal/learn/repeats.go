@@ -26,7 +26,7 @@ type repeats struct {
 }
 
 // streaks holds a caller's last failure, by route name.
-type streaks map[string]*streak
+type streaks = byRoute[streak]
 
 // streak is a failure and how many times in a row it came.
 type streak struct {
@@ -56,14 +56,10 @@ func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) in
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.callers.touch(caller)
-	if *t == nil {
-		*t = streaks{}
-	}
-	s := (*t)[route]
+	s := t.find(route)
 	switch {
 	case s == nil:
-		s = &streak{}
-		(*t)[route] = s
+		s = t.add(route)
 		r.live.Add(1)
 	case s.failure != f || now.Sub(s.last) > r.window:
 		s.count = 0
@@ -84,8 +80,7 @@ func (r *repeats) succeeded(caller, route string) {
 	if !ok {
 		return
 	}
-	if _, ok := (*t)[route]; ok {
-		delete(*t, route)
+	if _, ok := t.remove(route); ok {
 		r.live.Add(-1)
 	}
 }
@@ -98,6 +93,11 @@ func (r *repeats) succeeded(caller, route string) {
 // what was refused.
 func failureOf(e *rewrite.Error, call uint64) string {
 	var b strings.Builder
+	n := len(e.Code) + 24 + len(e.Field) + len(e.Received) + len(e.UpstreamMessage)
+	for _, en := range e.Errors {
+		n += len(en.Field) + len(en.Received) + 2
+	}
+	b.Grow(n) // one allocation
 	b.WriteString(e.Code)
 	b.WriteByte(' ')
 	b.WriteString(itoa3(e.Status))
