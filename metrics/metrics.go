@@ -35,12 +35,16 @@ type Metrics struct {
 	budgetExhausted prometheus.Counter
 
 	// The series every request or rewrite touches, found without hashing.
-	rejectionSeries series[prometheus.Counter]
-	tokenSeries     series[prometheus.Observer]
-	durationSeries  series[prometheus.Observer]
-	findRejection   func(labels) prometheus.Counter
-	findTokens      func(labels) prometheus.Observer
-	findDuration    func(labels) prometheus.Observer
+	rejectionSeries   series[prometheus.Counter]
+	tokenSeries       series[prometheus.Observer]
+	durationSeries    series[prometheus.Observer]
+	recoverySeries    series[prometheus.Observer]
+	unrecoveredSeries series[prometheus.Counter]
+	findRejection     func(labels) prometheus.Counter
+	findTokens        func(labels) prometheus.Observer
+	findDuration      func(labels) prometheus.Observer
+	findRecovery      func(labels) prometheus.Observer
+	findUnrecovered   func(labels) prometheus.Counter
 }
 
 // Outcomes of a request, for signpost_request_duration_seconds.
@@ -135,6 +139,8 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.findRejection = counterOf(m.rejections, 3)
 	m.findTokens = observerOf(m.bodyTokens, 1)
 	m.findDuration = observerOf(m.duration, 2)
+	m.findRecovery = observerOf(m.recovery, 2)
+	m.findUnrecovered = counterOf(m.unrecovered, 2)
 	return m
 }
 
@@ -190,11 +196,13 @@ func (m *Metrics) Uncounted() { m.uncounted.Inc() }
 // Recovered observes how many calls a caller took to succeed on route after
 // a rejection with code.
 func (m *Metrics) Recovered(route, code string, attempts int) {
-	m.recovery.WithLabelValues(route, code).Observe(float64(attempts))
+	m.recoverySeries.get(labels{a: route, b: code}, m.findRecovery).Observe(float64(attempts))
 }
 
 // Unrecovered counts a rejection with no success within the window.
-func (m *Metrics) Unrecovered(route, code string) { m.unrecovered.WithLabelValues(route, code).Inc() }
+func (m *Metrics) Unrecovered(route, code string) {
+	m.unrecoveredSeries.get(labels{a: route, b: code}, m.findUnrecovered).Inc()
+}
 
 // RecoveryStopped counts a recovery that ended with the caller told to
 // stop, and no success within the window.
