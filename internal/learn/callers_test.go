@@ -2,8 +2,15 @@ package learn
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
+	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // order lists the callers known, most recently seen first.
@@ -78,5 +85,43 @@ func TestCallersTurnOver(t *testing.T) {
 	}
 	if c.len() != max || forgotten != 9*max || int(c.used) != max || len(c.chunks) != 4 {
 		t.Errorf("len %d, forgotten %d, slots %d in %d chunks; want %d, %d, %d in 4", c.len(), forgotten, c.used, len(c.chunks), max, 9*max, max)
+	}
+}
+
+// TestSharedTable has the three trackers keep their callers in one table:
+// a caller all three know counts once against the bound, and forgetting
+// it forgets it in each.
+func TestSharedTable(t *testing.T) {
+	cfg, err := rules.Parse("learn.yaml", []byte(learnRules)) // callers: 2
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := cfg.Routes[0]
+	reg := prometheus.NewRegistry()
+	s := New(cfg.Learn, metrics.New(reg), nil)
+	defer s.Close()
+	reject := func(caller string) {
+		c := &Caller{Header: http.Header{"X-Session-Id": {caller}}}
+		e := &rewrite.Error{Code: "invalid_country", Status: 400, Field: "country", Received: []byte(`"UK"`)}
+		s.Repeated(c, route, 1, e)
+		s.Rejected(c, route, body(`{"country":"UK"}`), e)
+	}
+	reject("a")
+	reject("b")
+	if n := s.learner.table.callers.len(); n != 2 || s.learner.table != s.recovery.table || s.recovery.table != s.repeats.table {
+		t.Fatalf("%d callers in the table (want 2), or the trackers keep tables apart", n)
+	}
+	if w, p, l := s.learner.waiting.Load(), s.recovery.pending.Load(), s.repeats.live.Load(); w != 2 || p != 2 || l != 2 {
+		t.Fatalf("waiting %d, pending %d, live %d; want 2 each", w, p, l)
+	}
+	reject("c") // past the bound: a is forgotten by all three
+	if w, p, l := s.learner.waiting.Load(), s.recovery.pending.Load(), s.repeats.live.Load(); w != 2 || p != 2 || l != 2 {
+		t.Errorf("after a third caller: waiting %d, pending %d, live %d; want 2 each", w, p, l)
+	}
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", route.Name, "code", "invalid_country"); c != 1 {
+		t.Errorf("signpost_unrecovered_total = %v; want 1, the caller forgotten", c)
+	}
+	if _, ok := s.learner.table.callers.get("h:a"); ok {
+		t.Error("caller a is still known past the bound")
 	}
 }

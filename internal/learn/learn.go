@@ -24,9 +24,10 @@ type learner struct {
 
 	waiting atomic.Int64 // callers with rejections awaiting a success
 
-	mu      sync.Mutex
-	callers *callers[pending]
-	pairs   map[Pair]int
+	table *table // callers, shared with the other trackers
+
+	mu    sync.Mutex // over pairs
+	pairs map[Pair]int
 }
 
 // Pair is an observed alias: Rejected was sent for Field of Route and
@@ -53,13 +54,15 @@ const (
 	maxAliasLength = 64
 )
 
-func newLearner(cfg rules.Learn, log *slog.Logger) *learner {
+// newLearner makes a learner that keeps its callers in t, or in a table
+// of its own if t is nil.
+func newLearner(cfg rules.Learn, log *slog.Logger, t *table) *learner {
 	if cfg.Callers <= 0 {
 		return nil
 	}
 	l := &learner{cfg: cfg, log: log, pairs: map[Pair]int{}}
-	l.callers = newCallers(cfg.Callers, func(_ string, p *pending) {
-		if len(*p) > 0 {
+	l.table = join(t, cfg.Callers, func(r *record) {
+		if len(r.pending) > 0 {
 			l.waiting.Add(-1)
 		}
 	})
@@ -76,9 +79,9 @@ func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, 
 	if len(noted) == 0 {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	p := l.callers.touch(id)
+	l.table.mu.Lock()
+	defer l.table.mu.Unlock()
+	p := &l.table.callers.touch(id).pending
 	if len(*p) == 0 {
 		l.waiting.Add(1)
 	}
@@ -116,20 +119,22 @@ func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request)
 	if l.waiting.Load() == 0 {
 		return // the common case: nobody is recovering
 	}
-	l.mu.Lock()
-	p, ok := l.callers.get(id)
+	l.table.mu.Lock()
+	r, ok := l.table.callers.get(id)
 	if !ok {
-		l.mu.Unlock()
+		l.table.mu.Unlock()
 		return
 	}
-	noted, ok := p.remove(route.Name)
+	noted, ok := r.pending.remove(route.Name)
 	if !ok {
-		l.mu.Unlock()
+		l.table.mu.Unlock()
 		return
 	}
-	if len(*p) == 0 {
+	if len(r.pending) == 0 {
 		l.waiting.Add(-1)
 	}
+	l.table.mu.Unlock()
+	l.mu.Lock()
 	var seen []Proposal
 	for _, n := range noted {
 		f := route.Field(n.field)

@@ -29,7 +29,7 @@ func TestLearnerProposesAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	route := cfg.Routes[0]
-	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler))
+	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler), nil)
 	reject := func(caller, sent string) {
 		l.rejected(caller, route, body(`{"country":"`+sent+`"}`), &rewrite.Error{Field: "country"})
 	}
@@ -77,12 +77,12 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	route := cfg.Routes[0]
-	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler))
+	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler), nil)
 	for _, c := range []string{"a", "b", "c"} { // bound is 2: a is forgotten
 		l.rejected(c, route, body(`{"country":"UK"}`), &rewrite.Error{Field: "country"})
 	}
-	if l.callers.len() != 2 || l.waiting.Load() != 2 {
-		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.callers.len(), l.waiting.Load())
+	if l.table.callers.len() != 2 || l.waiting.Load() != 2 {
+		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.table.callers.len(), l.waiting.Load())
 	}
 	for _, c := range []string{"a", "b", "c"} {
 		l.succeeded(c, route, body(`{"country":"GB"}`))
@@ -118,7 +118,7 @@ func TestCallerID(t *testing.T) {
 }
 
 func TestLearningOff(t *testing.T) {
-	if newLearner(rules.Learn{Callers: 0}, nil) != nil {
+	if newLearner(rules.Learn{Callers: 0}, nil, nil) != nil {
 		t.Error("callers: 0 must turn learning off")
 	}
 }

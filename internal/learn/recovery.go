@@ -21,8 +21,7 @@ type recovery struct {
 
 	pending atomic.Int64 // recoveries under way
 
-	mu      sync.Mutex
-	callers *callers[tracked]
+	table *table // callers, shared with the other trackers
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -41,7 +40,9 @@ type attempt struct {
 	stopped bool
 }
 
-func newRecovery(cfg rules.Learn, m *metrics.Metrics) *recovery {
+// newRecovery makes a recovery tracker that keeps its callers in t, or in
+// a table of its own if t is nil.
+func newRecovery(cfg rules.Learn, m *metrics.Metrics, t *table) *recovery {
 	if cfg.Callers <= 0 {
 		return nil
 	}
@@ -50,7 +51,7 @@ func newRecovery(cfg rules.Learn, m *metrics.Metrics) *recovery {
 		window = rules.DefaultRecoveryWindow
 	}
 	r := &recovery{window: window, metrics: m, now: time.Now, stop: make(chan struct{})}
-	r.callers = newCallers(cfg.Callers, func(_ string, t *tracked) { r.lost(*t) })
+	r.table = join(t, cfg.Callers, func(c *record) { r.lost(c.tracked) })
 	r.done.Add(1)
 	go r.sweep(min(window/4, time.Minute))
 	return r
@@ -59,9 +60,9 @@ func newRecovery(cfg rules.Learn, m *metrics.Metrics) *recovery {
 // rejected notes a rejection on route: the start of a recovery, or one
 // more call in one under way.
 func (r *recovery) rejected(caller, route, code string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := r.callers.touch(caller)
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	t := &r.table.callers.touch(caller).tracked
 	if a := t.find(route); a != nil {
 		a.calls++
 		return
@@ -76,10 +77,10 @@ func (r *recovery) called(caller, route string) {
 	if r.pending.Load() == 0 {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t, ok := r.callers.get(caller); ok {
-		if a := t.find(route); a != nil {
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	if c, ok := r.table.callers.get(caller); ok {
+		if a := c.tracked.find(route); a != nil {
 			a.calls++
 		}
 	}
@@ -90,19 +91,19 @@ func (r *recovery) succeeded(caller, route string) {
 	if r.pending.Load() == 0 {
 		return // the common case: nobody is recovering
 	}
-	r.mu.Lock()
-	t, ok := r.callers.get(caller)
+	r.table.mu.Lock()
+	c, ok := r.table.callers.get(caller)
 	if !ok {
-		r.mu.Unlock()
+		r.table.mu.Unlock()
 		return
 	}
-	a, ok := t.remove(route)
+	a, ok := c.tracked.remove(route)
 	if !ok {
-		r.mu.Unlock()
+		r.table.mu.Unlock()
 		return
 	}
 	r.pending.Add(-1)
-	r.mu.Unlock()
+	r.table.mu.Unlock()
 	if r.now().Sub(a.since) > r.window {
 		r.unrecovered(route, a)
 		return
@@ -114,9 +115,9 @@ func (r *recovery) succeeded(caller, route string) {
 // route that failed with code: the recovery under way, or one begun now,
 // ends as a loop stopped unless a success follows within the window.
 func (r *recovery) stopped(caller, route, code string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := r.callers.touch(caller)
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	t := &r.table.callers.touch(caller).tracked
 	a := t.find(route)
 	if a == nil {
 		a = t.add(route)
@@ -126,8 +127,8 @@ func (r *recovery) stopped(caller, route, code string) {
 	a.stopped = true
 }
 
-// lost counts a forgotten caller's recoveries under way as lost. r.mu is
-// held.
+// lost counts a forgotten caller's recoveries under way as lost. The
+// table's lock is held.
 func (r *recovery) lost(t tracked) {
 	for _, a := range t {
 		r.unrecovered(a.route, a.v)
@@ -162,10 +163,10 @@ func (r *recovery) sweep(interval time.Duration) {
 
 func (r *recovery) expire() {
 	cutoff := r.now().Add(-r.window)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.callers.sweep(func(_ string, t *tracked) bool {
-		*t = slices.DeleteFunc(*t, func(a routed[attempt]) bool {
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	r.table.callers.sweep(func(_ string, c *record) bool {
+		c.tracked = slices.DeleteFunc(c.tracked, func(a routed[attempt]) bool {
 			if !a.v.since.Before(cutoff) {
 				return false
 			}
@@ -173,7 +174,7 @@ func (r *recovery) expire() {
 			r.pending.Add(-1)
 			return true
 		})
-		return len(*t) > 0
+		return !c.empty()
 	})
 }
 

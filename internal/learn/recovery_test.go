@@ -13,12 +13,12 @@ import (
 func TestRecovery(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
-	r := newRecovery(rules.Learn{Callers: 3, RecoveryWindow: time.Minute}, m)
+	r := newRecovery(rules.Learn{Callers: 3, RecoveryWindow: time.Minute}, m, nil)
 	defer r.close()
 	now := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
-	r.mu.Lock()
+	r.table.mu.Lock()
 	r.now = func() time.Time { return now }
-	r.mu.Unlock()
+	r.table.mu.Unlock()
 
 	// Callers that recover after 1, 3 and 5 calls: rejections, wrapped
 	// errors and the success all count as calls after the first rejection.
@@ -56,8 +56,8 @@ func TestRecovery(t *testing.T) {
 	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 1 {
 		t.Errorf("unrecovered = %v; want 1", c)
 	}
-	if r.pending.Load() != 0 || r.callers.len() != 0 {
-		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), r.callers.len())
+	if r.pending.Load() != 0 || r.table.callers.len() != 0 {
+		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), r.table.callers.len())
 	}
 
 	// A success after the window is no recovery.
@@ -73,14 +73,14 @@ func TestRecovery(t *testing.T) {
 	for _, c := range []string{"a", "b", "c", "d"} {
 		r.rejected(c, "get_ticket", "unknown_ticket")
 	}
-	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.callers.len() != 3 {
-		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.callers.len())
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.table.callers.len() != 3 {
+		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.table.callers.len())
 	}
 }
 
 func TestRecoverySweeps(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: 40 * time.Millisecond}, metrics.New(reg))
+	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: 40 * time.Millisecond}, metrics.New(reg), nil)
 	defer r.close()
 	r.rejected("x", "update_ticket", "invalid_status")
 	deadline := time.Now().Add(5 * time.Second)
@@ -97,12 +97,12 @@ func TestRecoverySweeps(t *testing.T) {
 // with no recovery under way begins one.
 func TestRecoveryStopped(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: time.Minute}, metrics.New(reg))
+	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: time.Minute}, metrics.New(reg), nil)
 	defer r.close()
 	now := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
-	r.mu.Lock()
+	r.table.mu.Lock()
 	r.now = func() time.Time { return now }
-	r.mu.Unlock()
+	r.table.mu.Unlock()
 
 	r.rejected("looping", "book_slot", "slot_taken")
 	r.stopped("looping", "book_slot", "slot_taken")

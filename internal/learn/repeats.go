@@ -3,7 +3,6 @@ package learn
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +20,7 @@ type repeats struct {
 
 	live atomic.Int64 // streaks kept, for the success path to skip
 
-	mu      sync.Mutex
-	callers *callers[streaks]
+	table *table // callers, shared with the other trackers
 }
 
 // streaks holds a caller's last failure, by route name.
@@ -35,7 +33,9 @@ type streak struct {
 	last    time.Time
 }
 
-func newRepeats(cfg rules.Learn) *repeats {
+// newRepeats makes a repeat counter that keeps its callers in t, or in a
+// table of its own if t is nil.
+func newRepeats(cfg rules.Learn, t *table) *repeats {
 	if cfg.Callers <= 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func newRepeats(cfg rules.Learn) *repeats {
 		window = rules.DefaultRecoveryWindow
 	}
 	r := &repeats{window: window, now: time.Now}
-	r.callers = newCallers(cfg.Callers, func(_ string, s *streaks) { r.live.Add(-int64(len(*s))) })
+	r.table = join(t, cfg.Callers, func(c *record) { r.live.Add(-int64(len(c.streaks))) })
 	return r
 }
 
@@ -53,9 +53,9 @@ func newRepeats(cfg rules.Learn) *repeats {
 func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) int {
 	f := failureOf(e, call)
 	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := r.callers.touch(caller)
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	t := &r.table.callers.touch(caller).streaks
 	s := t.find(route)
 	switch {
 	case s == nil:
@@ -74,13 +74,13 @@ func (r *repeats) succeeded(caller, route string) {
 	if r.live.Load() == 0 {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.callers.get(caller)
+	r.table.mu.Lock()
+	defer r.table.mu.Unlock()
+	c, ok := r.table.callers.get(caller)
 	if !ok {
 		return
 	}
-	if _, ok := t.remove(route); ok {
+	if _, ok := c.streaks.remove(route); ok {
 		r.live.Add(-1)
 	}
 }

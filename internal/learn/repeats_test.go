@@ -57,7 +57,7 @@ func TestRepeats(t *testing.T) {
 			{"a", "update", batch(`"p9"`), 0, 1, 0}, {"a", "update", batch(`"p9"`), 0, 2, 0}, {"a", "update", batch(`"p8"`), 0, 1, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRepeats(rules.Learn{Callers: 10, RecoveryWindow: time.Minute})
+			r := newRepeats(rules.Learn{Callers: 10, RecoveryWindow: time.Minute}, nil)
 			now := time.Date(2026, 3, 11, 9, 0, 0, 0, time.UTC)
 			r.now = func() time.Time { return now }
 			for i, s := range tc.steps {
@@ -77,13 +77,13 @@ func TestRepeats(t *testing.T) {
 // TestRepeatsBounded keeps no more callers than the bound, and a
 // forgotten caller starts over.
 func TestRepeatsBounded(t *testing.T) {
-	r := newRepeats(rules.Learn{Callers: 2})
+	r := newRepeats(rules.Learn{Callers: 2}, nil)
 	e := &rewrite.Error{Status: 500, Code: "upstream_failed"}
 	r.failed("a", "export", 0, e)
 	r.failed("a", "import", 0, e)
 	r.failed("b", "export", 0, e)
 	r.failed("c", "export", 0, e)
-	if n, live := r.callers.len(), r.live.Load(); n != 2 || live != 2 {
+	if n, live := r.table.callers.len(), r.live.Load(); n != 2 || live != 2 {
 		t.Errorf("%d callers, %d streaks kept; want 2 and 2", n, live)
 	}
 	if got := r.failed("a", "export", 0, e); got != 1 {

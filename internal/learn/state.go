@@ -35,10 +35,14 @@ func New(cfg rules.Learn, m *metrics.Metrics, log *slog.Logger) *State {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log), repeats: newRepeats(cfg)}
+	var t *table // one for the three trackers
+	if cfg.Callers > 0 {
+		t = newTable(cfg.Callers)
+	}
+	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log, t), repeats: newRepeats(cfg, t)}
 	if m != nil {
 		s.tokens = newTokenCounter(m)
-		s.recovery = newRecovery(cfg, m)
+		s.recovery = newRecovery(cfg, m, t)
 	}
 	return s
 }
