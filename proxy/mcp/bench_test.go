@@ -2,9 +2,20 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/server"
+	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // BenchmarkToolCall is one tools/call through the MCP server, over stdio
@@ -25,4 +36,118 @@ func BenchmarkToolCall(b *testing.B) {
 			b.Fatalf("get_ticket failed: %+v", res.Content)
 		}
 	}
+}
+
+// BenchmarkToolCallHTTP is one tools/call through the streamable HTTP
+// transport, on a listener on 127.0.0.1, to the ticket API served in
+// process: a success, a wrong status refused before the upstream, and the
+// upstream's refusal to close an unassigned ticket, rewritten. The client's,
+// HTTP's and the upstream's work count, as for an agent on the same machine.
+func BenchmarkToolCallHTTP(b *testing.B) {
+	s := serveHTTP(b, "../../configs/tickets.yaml")
+	for _, bc := range []struct {
+		name, tool, args string
+		code             string // the error wanted; empty for a success
+		upstream         int64  // requests the upstream sees per call
+	}{
+		{name: "success", tool: "get_ticket", args: `{"ticket_id":"T-8841"}`, upstream: 1},
+		{name: "rejected", tool: "update_ticket", args: `{"ticket_id":"T-8841","status":"OPEN"}`, code: "invalid_status"},
+		{name: "rewritten", tool: "update_ticket", args: `{"ticket_id":"T-8842","status":"closed"}`, code: "ticket_unassigned", upstream: 1},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			params := &sdk.CallToolParams{Name: bc.tool, Arguments: json.RawMessage(bc.args)}
+			ctx := context.Background()
+			// One call first, checked in full: the loop checks only isError.
+			before := s.api.n.Load()
+			res, err := s.session.CallTool(ctx, params)
+			if err != nil {
+				b.Fatalf("tools/call %s %s: %v", bc.tool, bc.args, err)
+			}
+			if code, _ := res.StructuredContent.(map[string]any)["error"].(string); res.IsError != (bc.code != "") || code != bc.code {
+				b.Fatalf("tools/call %s %s: isError %t, error %q; want %q", bc.tool, bc.args, res.IsError, code, bc.code)
+			}
+			if n := s.api.n.Load() - before; n != bc.upstream {
+				b.Fatalf("tools/call %s %s: the upstream saw %d requests, want %d", bc.tool, bc.args, n, bc.upstream)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := s.session.CallTool(ctx, params)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.IsError != (bc.code != "") {
+					b.Fatalf("tools/call %s: isError %t, want %t", bc.tool, res.IsError, bc.code != "")
+				}
+			}
+		})
+	}
+}
+
+// httpServer is one Serve over streamable HTTP on 127.0.0.1 in front of
+// the ticket API, with a client session of the SDK's own.
+type httpServer struct {
+	session *sdk.ClientSession
+	api     *counting
+}
+
+// serveHTTP runs Serve on the rule file config with a streamable HTTP
+// listener until the test ends, and connects a client to it over its own
+// HTTP transport, whose connections are closed at the end for goleak.
+func serveHTTP(t testing.TB, config string) *httpServer {
+	t.Helper()
+	s := &httpServer{api: &counting{h: ticketapi.New().Handler()}}
+	upstream := httptest.NewServer(s.api)
+	t.Cleanup(upstream.Close)
+	cfg, err := rules.Load(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, _ := url.Parse(upstream.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	opts := mcp.Options{
+		Proxy:  server.ServeOptions{Options: proxy.Options{Upstream: up}, Admin: "127.0.0.1:0"},
+		Listen: "127.0.0.1:0", Version: "test",
+		Ready: func(addr, _ net.Addr) { ready <- addr },
+	}
+	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
+	var addr net.Addr
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("Serve returned before it was ready: %v", err)
+	case <-time.After(wait):
+		cancel()
+		t.Fatal("Serve was not ready in time")
+	}
+	stop := func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(wait):
+			t.Errorf("Serve did not return within %v of its context ending", wait)
+		}
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
+	cctx, ccancel := context.WithTimeout(ctx, wait)
+	defer ccancel()
+	s.session, err = client.Connect(cctx, &sdk.StreamableClientTransport{
+		Endpoint: "http://" + addr.String() + mcp.Endpoint, HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		stop()
+		t.Fatalf("connecting to http://%s%s: %v", addr, mcp.Endpoint, err)
+	}
+	t.Cleanup(func() {
+		_ = s.session.Close()
+		tr.CloseIdleConnections()
+		stop()
+	})
+	return s
 }
