@@ -6,12 +6,14 @@
 //
 // prints, after a warm-up and the measured duration,
 //
-//	calls=N errors=E rps=R p50_us=X p99_us=Y total=T
+//	calls=N errors=E rps=R p50_us=X p99_us=Y total=T self_cpu_us=C
 //
 // where calls, errors and the figures are of the calls ended within the
 // measured duration, an error being a failed call or one whose isError is
-// not -want-error, and total counts every call made, warm-up included, to
-// divide the server's CPU time by. It talks to the given URL only.
+// not -want-error; total counts every call made, warm-up included, to
+// divide the server's CPU time by, and self_cpu_us is mcpload's own CPU
+// time per call made (on Linux), which tells whether it was the bottleneck.
+// It talks to the given URL only.
 package main
 
 import (
@@ -48,12 +50,13 @@ type result struct {
 	total         int64 // every call made
 	rps           float64
 	p50, p99      time.Duration // of the calls ended within the measured duration
+	selfCPU       time.Duration // mcpload's CPU time per call made
 	firstErr      string        // the first failure seen, to say why
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("calls=%d errors=%d rps=%.0f p50_us=%d p99_us=%d total=%d",
-		r.calls, r.errors, r.rps, r.p50.Microseconds(), r.p99.Microseconds(), r.total)
+	return fmt.Sprintf("calls=%d errors=%d rps=%.0f p50_us=%d p99_us=%d total=%d self_cpu_us=%.1f",
+		r.calls, r.errors, r.rps, r.p50.Microseconds(), r.p99.Microseconds(), r.total, float64(r.selfCPU.Nanoseconds())/1e3)
 }
 
 func main() {
@@ -164,7 +167,7 @@ func load(ctx context.Context, c config) (result, error) {
 		return result{}, fmt.Errorf("cannot open %d sessions at %s: %w", c.sessions, c.url, err)
 	}
 
-	start := time.Now()
+	cpu0, start := cpuTime(), time.Now()
 	from, until := start.Add(c.warmup), start.Add(c.warmup+c.duration)
 	rctx, rcancel := context.WithDeadline(ctx, until.Add(callTimeout))
 	defer rcancel()
@@ -207,6 +210,7 @@ func load(ctx context.Context, c config) (result, error) {
 		})
 	}
 	wg.Wait()
+	cpu := cpuTime() - cpu0
 
 	var r result
 	var lat []time.Duration
@@ -217,6 +221,9 @@ func load(ctx context.Context, c config) (result, error) {
 		if r.firstErr == "" {
 			r.firstErr = t.firstErr
 		}
+	}
+	if r.total > 0 {
+		r.selfCPU = cpu / time.Duration(r.total)
 	}
 	r.calls = int64(len(lat))
 	r.rps = float64(r.calls) / c.duration.Seconds()

@@ -43,7 +43,7 @@ func line(t *testing.T, out string) map[string]string {
 		}
 		f[k] = v
 	}
-	for _, k := range []string{"calls", "errors", "rps", "p50_us", "p99_us", "total"} {
+	for _, k := range []string{"calls", "errors", "rps", "p50_us", "p99_us", "total", "self_cpu_us"} {
 		if _, ok := f[k]; !ok {
 			t.Fatalf("no %s in %q", k, out)
 		}
