@@ -9,12 +9,13 @@
 # BENCH_CONNECTIONS (64), BENCH_THREADS (2), BENCH_QUICK (unset).
 #
 # Needs wrk, nginx and Go; HAProxy is optional (its rows are skipped if it is
-# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18108
+# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18110
 # and is stopped on exit. Besides the table of paths, it measures signpost
 # serving a generated file of 1,000 routes with 10 error rules each (the
 # "signpost-1k" rows), resident memory at 256 connections and while 1 MiB
 # bodies stream, and checks each figure against the project's bars. Servers are pinned to CPU 0 and wrk to CPU 1 when
-# there are two CPUs and taskset exists.
+# there are two CPUs and taskset exists. Last, tool calls through signpost mcp
+# over streamable HTTP, with test/bench/mcpload in wrk's place.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -31,6 +32,7 @@ fi
 
 UP_PORT=18101 SP_PORT=18102 SP_ADMIN=18103 PLAIN_PORT=18104 NGINX_PORT=18105 HAP_PORT=18106
 BIG_PORT=18107 BIG_ADMIN=18108 PIPE_PORT=18111 PIPE_ADMIN=18112
+MCP_PORT=18109 MCP_ADMIN=18110
 
 # --- prerequisites -----------------------------------------------------------
 missing=()
@@ -48,9 +50,9 @@ HAVE_HAPROXY=1
 command -v haproxy >/dev/null 2>&1 || HAVE_HAPROXY=0
 command -v curl >/dev/null 2>&1 || { echo "run.sh: curl not found (used for the sanity checks): apt-get install -y curl" >&2; exit 2; }
 
-for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $PIPE_PORT $PIPE_ADMIN; do
+for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $MCP_PORT $MCP_ADMIN $PIPE_PORT $PIPE_ADMIN; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18108 first" >&2
+		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18112 first" >&2
 		exit 2
 	fi
 done
@@ -459,4 +461,81 @@ done
 	echo
 	echo "On \"POST 3 faults, before\" signpost answers without calling the upstream; the other targets forward"
 	echo "the request and relay the upstream's bare 400."
+}
+
+# --- MCP over streamable HTTP --------------------------------------------------
+# signpost mcp serves the same rules as tools, each route validating before the
+# upstream; mcpload, pinned where wrk is, holds BENCH_MCP_SESSIONS (16) sessions,
+# each calling one tool in a loop: a success, and a wrong status, refused before
+# the upstream. Per round and call: tool calls/s, p50, p99, and signpost's CPU
+# per call, its CPU time over every call made (warm-up included); mcpload's own
+# CPU per call tells whether the client, on its one CPU, was the limit.
+MCP_SESSIONS=${BENCH_MCP_SESSIONS:-16}
+go build -o "$TMP/mcpload" ./test/bench/mcpload
+start mcp "$TMP/signpost" mcp --config "$ROOT/test/bench/rules.yaml" \
+	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$MCP_PORT" \
+	--admin "127.0.0.1:$MCP_ADMIN" --watch=false --log-level error
+wait_port mcp $MCP_PORT
+MCP_CALLS=(success error)
+declare -A MCP_TOOL=([success]=get_ticket [error]=update_ticket)
+declare -A MCP_ARGS=([success]='{"ticket_id":"T-1"}' [error]='{"ticket_id":"T-1","status":"OPEN"}')
+declare -A MCP_ERROR=([success]=false [error]=true)
+declare -A MCP_LABEL=([success]="get_ticket, success" [error]="update_ticket, wrong status")
+mcp_run() { # call, sessions, warm-up, duration -> $TMP/mcpload.out and .err
+	if ! "${WRK[@]}" "$TMP/mcpload" -url "http://127.0.0.1:$MCP_PORT/mcp" -tool "${MCP_TOOL[$1]}" \
+		-args "${MCP_ARGS[$1]}" -want-error="${MCP_ERROR[$1]}" -sessions "$2" -warmup "$3" -duration "$4" \
+		>"$TMP/mcpload.out" 2>"$TMP/mcpload.err"; then
+		echo "run.sh: mcpload gave no result for MCP ${MCP_LABEL[$1]}:" >&2
+		cat "$TMP/mcpload.out" "$TMP/mcpload.err" >&2
+		exit 1
+	fi
+}
+mcp_field() { awk -v k="$1" '/^calls=/ {for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2)}' "$TMP/mcpload.out"; }
+# Sanity: each call is answered as expected before anything is timed.
+for k in "${MCP_CALLS[@]}"; do
+	mcp_run "$k" 1 0s 200ms
+	if [[ $(mcp_field errors) != 0 ]]; then
+		echo "run.sh: signpost mcp ${MCP_LABEL[$k]}: $(cat "$TMP/mcpload.err")" >&2
+		exit 1
+	fi
+done
+MCP_RESULTS=$TMP/mcp.tsv
+: >"$MCP_RESULTS"
+echo "MCP: $ROUNDS round(s) of $WARMUP warm-up and $DURATION per call, $MCP_SESSIONS sessions ..." >&2
+for ((r = 1; r <= ROUNDS; r++)); do
+	for k in "${MCP_CALLS[@]}"; do
+		c0=$(cpu_ticks "$PID_mcp")
+		mcp_run "$k" "$MCP_SESSIONS" "$WARMUP" "$DURATION"
+		c1=$(cpu_ticks "$PID_mcp")
+		[[ -s $TMP/mcpload.err ]] && echo "  note: MCP ${MCP_LABEL[$k]}: $(head -c 300 "$TMP/mcpload.err")" >&2
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$k" "$(mcp_field rps)" "$(mcp_field p50_us)" "$(mcp_field p99_us)" \
+			"$(awk -v d=$((c1 - c0)) -v t="$TCK" -v n="$(mcp_field total)" 'BEGIN {printf "%.1f", d * 1e6 / t / n}')" \
+			"$(mcp_field self_cpu_us)" "$(mcp_field errors)" >>"$MCP_RESULTS"
+	done
+done
+{
+	echo
+	echo "MCP over streamable HTTP: signpost mcp on the same rules, every route validating before the upstream;"
+	echo "$MCP_SESSIONS sessions of test/bench/mcpload, each calling one tool in a loop; medians over $ROUNDS round(s)."
+	echo
+	awk -F'\t' -v calls="${MCP_CALLS[*]}" -v lsuccess="${MCP_LABEL[success]}" -v lerror="${MCP_LABEL[error]}" '
+	function median(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
+	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+	{ app($2 SUBSEP "rps", $3); app($2 SUBSEP "p50", $4); app($2 SUBSEP "p99", $5); app($2 SUBSEP "cpu", $6); app($2 SUBSEP "self", $7); errs[$2] += $8 }
+	END {
+		label["success"] = lsuccess; label["error"] = lerror
+		n = split(calls, C, " ")
+		printf "| tools/call | calls/s | p50 | p99 | CPU µs/call | mcpload CPU µs/call | errors |\n|---|---:|---:|---:|---:|---:|---:|\n"
+		for (i = 1; i <= n; i++) {
+			k = C[i]
+			printf "| %s | %.0f | %s | %s | %.1f | %.1f | %d |\n", label[k], median(L[k SUBSEP "rps"]),
+				lat(median(L[k SUBSEP "p50"])), lat(median(L[k SUBSEP "p99"])), median(L[k SUBSEP "cpu"]),
+				median(L[k SUBSEP "self"]), errs[k]
+		}
+	}' "$MCP_RESULTS"
 }
