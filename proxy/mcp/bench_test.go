@@ -41,37 +41,50 @@ func BenchmarkToolCall(b *testing.B) {
 // BenchmarkToolCallHTTP is one tools/call through the streamable HTTP
 // transport, on a listener on 127.0.0.1, to the ticket API served in
 // process: a success, a wrong status refused before the upstream, and the
-// upstream's refusal to close an unassigned ticket, rewritten. The client's,
-// HTTP's and the upstream's work count, as for an agent on the same machine.
+// upstream's 404 for an unknown ticket, rewritten. The client's, HTTP's and
+// the upstream's work count, as for an agent on the same machine. A failing
+// call alternates two values, so that each is a first failure, not a
+// repeat told to stop.
 func BenchmarkToolCallHTTP(b *testing.B) {
 	s := serveHTTP(b, "../../configs/tickets.yaml")
 	for _, bc := range []struct {
-		name, tool, args string
-		code             string // the error wanted; empty for a success
-		upstream         int64  // requests the upstream sees per call
+		name, tool string
+		args       [2]string // alternated
+		code       string    // the error wanted; empty for a success
+		upstream   int64     // requests the upstream sees per call
 	}{
-		{name: "success", tool: "get_ticket", args: `{"ticket_id":"T-8841"}`, upstream: 1},
-		{name: "rejected", tool: "update_ticket", args: `{"ticket_id":"T-8841","status":"OPEN"}`, code: "invalid_status"},
-		{name: "rewritten", tool: "update_ticket", args: `{"ticket_id":"T-8842","status":"closed"}`, code: "ticket_unassigned", upstream: 1},
+		{name: "success", tool: "get_ticket", args: [2]string{`{"ticket_id":"T-8841"}`, `{"ticket_id":"T-8841"}`}, upstream: 1},
+		{name: "rejected", tool: "update_ticket", code: "invalid_status",
+			args: [2]string{`{"ticket_id":"T-8841","status":"OPEN"}`, `{"ticket_id":"T-8841","status":"Open"}`}},
+		{name: "rewritten", tool: "update_ticket", code: "unknown_ticket", upstream: 1,
+			args: [2]string{`{"ticket_id":"T-9998","status":"open"}`, `{"ticket_id":"T-9999","status":"open"}`}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			params := &sdk.CallToolParams{Name: bc.tool, Arguments: json.RawMessage(bc.args)}
+			var params [2]*sdk.CallToolParams
+			for i, a := range bc.args {
+				params[i] = &sdk.CallToolParams{Name: bc.tool, Arguments: json.RawMessage(a)}
+			}
 			ctx := context.Background()
-			// One call first, checked in full: the loop checks only isError.
-			before := s.api.n.Load()
-			res, err := s.session.CallTool(ctx, params)
-			if err != nil {
-				b.Fatalf("tools/call %s %s: %v", bc.tool, bc.args, err)
-			}
-			if code, _ := res.StructuredContent.(map[string]any)["error"].(string); res.IsError != (bc.code != "") || code != bc.code {
-				b.Fatalf("tools/call %s %s: isError %t, error %q; want %q", bc.tool, bc.args, res.IsError, code, bc.code)
-			}
-			if n := s.api.n.Load() - before; n != bc.upstream {
-				b.Fatalf("tools/call %s %s: the upstream saw %d requests, want %d", bc.tool, bc.args, n, bc.upstream)
+			// Three calls first, checked in full: the loop checks only isError.
+			for i := range 3 {
+				before := s.api.n.Load()
+				res, err := s.session.CallTool(ctx, params[i%2])
+				if err != nil {
+					b.Fatalf("tools/call %s %s: %v", bc.tool, bc.args[i%2], err)
+				}
+				body, _ := res.StructuredContent.(map[string]any)
+				if code, _ := body["error"].(string); res.IsError != (bc.code != "") || code != bc.code || body["repeated"] != nil {
+					b.Fatalf("tools/call %s %s: isError %t, %v; want error %q, not repeated", bc.tool, bc.args[i%2], res.IsError, body, bc.code)
+				}
+				if n := s.api.n.Load() - before; n != bc.upstream {
+					b.Fatalf("tools/call %s %s: the upstream saw %d requests, want %d", bc.tool, bc.args[i%2], n, bc.upstream)
+				}
 			}
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
-				res, err := s.session.CallTool(ctx, params)
+				i++
+				res, err := s.session.CallTool(ctx, params[i%2])
 				if err != nil {
 					b.Fatal(err)
 				}
