@@ -13,7 +13,9 @@
 // not -want-error; total counts every call made, warm-up included, to
 // divide the server's CPU time by, and self_cpu_us is mcpload's own CPU
 // time per call made (on Linux), which tells whether it was the bottleneck.
-// It talks to the given URL only.
+// {n} in -args is replaced by the call's number in its session, so that a
+// failing call is not the same failure twice in a row, which signpost would
+// answer as a repeat. It talks to the given URL only.
 package main
 
 import (
@@ -27,6 +29,8 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +41,7 @@ import (
 type config struct {
 	url       string
 	tool      string
-	args      json.RawMessage
+	args      string // JSON, {n} standing for the call's number
 	sessions  int
 	duration  time.Duration
 	warmup    time.Duration
@@ -70,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var rawArgs string
 	fs.StringVar(&c.url, "url", "", "the MCP server's streamable HTTP endpoint `URL`, e.g. http://127.0.0.1:18109/mcp (required)")
 	fs.StringVar(&c.tool, "tool", "", "the tool to call (required)")
-	fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, one JSON object")
+	fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, one JSON object; {n} in it is replaced by the call's number in its session")
 	fs.IntVar(&c.sessions, "sessions", 16, "concurrent MCP sessions, each calling in a loop")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "how long calls are measured")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "how long calls are made before they are measured")
@@ -119,10 +123,10 @@ func (c *config) check(rawArgs string) error {
 		return fmt.Errorf("-warmup %v: must not be negative", c.warmup)
 	}
 	var obj map[string]any
-	if err := json.Unmarshal([]byte(rawArgs), &obj); err != nil || obj == nil {
-		return fmt.Errorf("-args %s: must be one JSON object", rawArgs)
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(rawArgs, "{n}", "1")), &obj); err != nil || obj == nil {
+		return fmt.Errorf("-args %s: must be one JSON object, with {n} where the call's number goes", rawArgs)
 	}
-	c.args = json.RawMessage(rawArgs)
+	c.args = rawArgs
 	return nil
 }
 
@@ -163,15 +167,21 @@ func load(ctx context.Context, c config) (result, error) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return result{}, fmt.Errorf("cannot open %d sessions at %s: %w", c.sessions, c.url, err)
+	var failed []error
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		return result{}, fmt.Errorf("cannot open %d sessions at %s: %d failed; the first: %w", c.sessions, c.url, len(failed), failed[0])
 	}
 
 	cpu0, start := cpuTime(), time.Now()
 	from, until := start.Add(c.warmup), start.Add(c.warmup+c.duration)
 	rctx, rcancel := context.WithDeadline(ctx, until.Add(callTimeout))
 	defer rcancel()
-	params := &sdk.CallToolParams{Name: c.tool, Arguments: c.args}
+	numbered := strings.Contains(c.args, "{n}")
 	type tally struct {
 		lat           []time.Duration
 		errors, total int64
@@ -181,7 +191,11 @@ func load(ctx context.Context, c config) (result, error) {
 	for i, s := range sessions {
 		wg.Go(func() {
 			t := &tallies[i]
-			for {
+			params := &sdk.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)}
+			for n := 1; ; n++ {
+				if numbered {
+					params.Arguments = json.RawMessage(strings.ReplaceAll(c.args, "{n}", strconv.Itoa(n)))
+				}
 				t0 := time.Now()
 				if !t0.Before(until) {
 					return

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +17,8 @@ import (
 )
 
 // endpoint serves, over streamable HTTP until the test ends, an MCP server
-// with two tools: ok, which succeeds, and fail, a tool error.
+// with three tools: ok, which succeeds; fail, a tool error; and distinct,
+// a tool error unless its argument n is the same as in the call before.
 func endpoint(t *testing.T) string {
 	t.Helper()
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "0"}, nil)
@@ -27,6 +30,19 @@ func endpoint(t *testing.T) string {
 	}
 	s.AddTool(&sdk.Tool{Name: "ok", InputSchema: schema}, answer(false))
 	s.AddTool(&sdk.Tool{Name: "fail", InputSchema: schema}, answer(true))
+	var mu sync.Mutex
+	last := map[string]string{} // session: n in its last call
+	s.AddTool(&sdk.Tool{Name: "distinct", InputSchema: schema}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args struct{ N string }
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		repeat := last[req.Session.ID()] == args.N
+		last[req.Session.ID()] = args.N
+		return &sdk.CallToolResult{IsError: repeat, Content: []sdk.Content{&sdk.TextContent{Text: "n " + args.N}}}, nil
+	})
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL
@@ -64,6 +80,8 @@ func TestLoad(t *testing.T) {
 		{name: "tool errors wanted", args: []string{"-tool", "fail", "-want-error"}, noErrors: true},
 		{name: "a success where an error is wanted", args: []string{"-tool", "ok", "-want-error"}, code: 1, stderr: "every call to ok failed; the first: isError false, want true: isError false"},
 		{name: "an unknown tool", args: []string{"-tool", "nope"}, code: 1, stderr: "every call to nope failed"},
+		{name: "each call numbered", args: []string{"-tool", "distinct", "-args", `{"n":"x{n}"}`}, noErrors: true},
+		{name: "calls not numbered", args: []string{"-tool", "distinct", "-args", `{"n":"x"}`}, code: 1, stderr: "every call to distinct failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -97,10 +115,11 @@ func TestRefuses(t *testing.T) {
 		{[]string{"-url", "127.0.0.1:1/mcp", "-tool", "ok"}, 2, `-url "127.0.0.1:1/mcp": must be an http or https URL with a host`},
 		{[]string{"-url", "http://127.0.0.1:1/mcp"}, 2, "-tool is required"},
 		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-args", "[1]"}, 2, "-args [1]: must be one JSON object"},
+		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-args", `{"n":{n}`}, 2, "-args {\"n\":{n}: must be one JSON object, with {n} where the call's number goes"},
 		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-sessions", "0"}, 2, "-sessions 0: must be at least 1"},
 		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-duration", "0s"}, 2, "-duration 0s: must be positive"},
 		// Port 1 on loopback: nothing listens there.
-		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-sessions", "2"}, 1, "cannot open 2 sessions at http://127.0.0.1:1/mcp"},
+		{[]string{"-url", "http://127.0.0.1:1/mcp", "-tool", "ok", "-sessions", "2"}, 1, "cannot open 2 sessions at http://127.0.0.1:1/mcp: 2 failed; the first: "},
 	} {
 		var stdout, stderr bytes.Buffer
 		start := time.Now()
