@@ -467,9 +467,11 @@ done
 # signpost mcp serves the same rules as tools, each route validating before the
 # upstream; mcpload, pinned where wrk is, holds BENCH_MCP_SESSIONS (16) sessions,
 # each calling one tool in a loop: a success, and a wrong status, refused before
-# the upstream. Per round and call: tool calls/s, p50, p99, and signpost's CPU
-# per call, its CPU time over every call made (warm-up included); mcpload's own
-# CPU per call tells whether the client, on its one CPU, was the limit.
+# the upstream, numbered ({n}) so that no call repeats its session's last
+# failure, which signpost would answer as a repeat. Per round and call: tool
+# calls/s, p50, p99, and signpost's CPU per call, its CPU time over every call
+# made (warm-up included); mcpload's own CPU per call tells whether the client,
+# on its one CPU, was the limit.
 MCP_SESSIONS=${BENCH_MCP_SESSIONS:-16}
 go build -o "$TMP/mcpload" ./test/bench/mcpload
 start mcp "$TMP/signpost" mcp --config "$ROOT/test/bench/rules.yaml" \
@@ -478,7 +480,7 @@ start mcp "$TMP/signpost" mcp --config "$ROOT/test/bench/rules.yaml" \
 wait_port mcp $MCP_PORT
 MCP_CALLS=(success error)
 declare -A MCP_TOOL=([success]=get_ticket [error]=update_ticket)
-declare -A MCP_ARGS=([success]='{"ticket_id":"T-1"}' [error]='{"ticket_id":"T-1","status":"OPEN"}')
+declare -A MCP_ARGS=([success]='{"ticket_id":"T-1"}' [error]='{"ticket_id":"T-1","status":"OPEN-{n}"}')
 declare -A MCP_ERROR=([success]=false [error]=true)
 declare -A MCP_LABEL=([success]="get_ticket, success" [error]="update_ticket, wrong status")
 mcp_run() { # call, sessions, warm-up, duration -> $TMP/mcpload.out and .err
