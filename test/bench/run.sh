@@ -9,7 +9,7 @@
 # BENCH_CONNECTIONS (64), BENCH_THREADS (2), BENCH_QUICK (unset).
 #
 # Needs wrk, nginx and Go; HAProxy is optional (its rows are skipped if it is
-# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18110
+# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18112
 # and is stopped on exit. Besides the table of paths, it measures signpost
 # serving a generated file of 1,000 routes with 10 error rules each (the
 # "signpost-1k" rows), resident memory at 256 connections and while 1 MiB
