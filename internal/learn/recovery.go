@@ -35,7 +35,7 @@ type tracked = byRoute[attempt]
 // repeating one.
 type attempt struct {
 	code    string
-	since   time.Time
+	since   int64 // Unix nanoseconds: a third of a time.Time, per caller
 	calls   int
 	stopped bool
 }
@@ -67,7 +67,7 @@ func (r *recovery) rejected(caller, route, code string) {
 		a.calls++
 		return
 	}
-	*t.add(route) = attempt{code: code, since: r.now()}
+	*t.add(route) = attempt{code: code, since: r.now().UnixNano()}
 	r.pending.Add(1)
 }
 
@@ -104,7 +104,7 @@ func (r *recovery) succeeded(caller, route string) {
 	}
 	r.pending.Add(-1)
 	r.table.mu.Unlock()
-	if r.now().Sub(a.since) > r.window {
+	if r.now().UnixNano()-a.since > int64(r.window) {
 		r.unrecovered(route, a)
 		return
 	}
@@ -121,7 +121,7 @@ func (r *recovery) stopped(caller, route, code string) {
 	a := t.find(route)
 	if a == nil {
 		a = t.add(route)
-		*a = attempt{code: code, since: r.now()}
+		*a = attempt{code: code, since: r.now().UnixNano()}
 		r.pending.Add(1)
 	}
 	a.stopped = true
@@ -162,12 +162,12 @@ func (r *recovery) sweep(interval time.Duration) {
 }
 
 func (r *recovery) expire() {
-	cutoff := r.now().Add(-r.window)
+	cutoff := r.now().Add(-r.window).UnixNano()
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
 	r.table.callers.sweep(func(_ string, c *record) bool {
 		c.tracked = slices.DeleteFunc(c.tracked, func(a routed[attempt]) bool {
-			if !a.v.since.Before(cutoff) {
+			if a.v.since >= cutoff {
 				return false
 			}
 			r.unrecovered(a.route, a.v)

@@ -1,8 +1,8 @@
 package learn
 
 import (
+	"hash/maphash"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +21,7 @@ type repeats struct {
 	live atomic.Int64 // streaks kept, for the success path to skip
 
 	table *table // callers, shared with the other trackers
+	seed  maphash.Seed
 }
 
 // streaks holds a caller's last failure, by route name.
@@ -28,9 +29,9 @@ type streaks = byRoute[streak]
 
 // streak is a failure and how many times in a row it came.
 type streak struct {
-	failure string
+	failure uint64 // failureOf's hash
 	count   int
-	last    time.Time
+	last    int64 // Unix nanoseconds
 }
 
 // newRepeats makes a repeat counter that keeps its callers in t, or in a
@@ -43,7 +44,7 @@ func newRepeats(cfg rules.Learn, t *table) *repeats {
 	if window <= 0 {
 		window = rules.DefaultRecoveryWindow
 	}
-	r := &repeats{window: window, now: time.Now}
+	r := &repeats{window: window, now: time.Now, seed: maphash.MakeSeed()}
 	r.table = join(t, cfg.Callers, func(c *record) { r.live.Add(-int64(len(c.streaks))) })
 	return r
 }
@@ -51,8 +52,8 @@ func newRepeats(cfg rules.Learn, t *table) *repeats {
 // failed notes failure e of call on route and returns how many times in a
 // row the caller has had it there, this time included.
 func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) int {
-	f := failureOf(e, call)
-	now := r.now()
+	f := r.failureOf(e, call)
+	now := r.now().UnixNano()
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
 	t := &r.table.callers.touch(caller).streaks
@@ -61,7 +62,7 @@ func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) in
 	case s == nil:
 		s = t.add(route)
 		r.live.Add(1)
-	case s.failure != f || now.Sub(s.last) > r.window:
+	case s.failure != f || now-s.last > int64(r.window):
 		s.count = 0
 	}
 	s.failure, s.last = f, now
@@ -90,29 +91,26 @@ func (r *repeats) succeeded(caller, route string) {
 // fault, the upstream's own message and the call, so that another call
 // on the route, or another word from the upstream, is another failure. A
 // field fault is the same whatever else the call changed: the value is
-// what was refused.
-func failureOf(e *rewrite.Error, call uint64) string {
-	var b strings.Builder
-	n := len(e.Code) + 24 + len(e.Field) + len(e.Received) + len(e.UpstreamMessage)
-	for _, en := range e.Errors {
-		n += len(en.Field) + len(en.Received) + 2
-	}
-	b.Grow(n) // one allocation
-	b.WriteString(e.Code)
-	b.WriteByte(' ')
-	b.WriteString(itoa3(e.Status))
+// what was refused. It is kept as a 64-bit hash, with a seed of the
+// process's own: two failures taken for one by chance are one in 2^64.
+func (r *repeats) failureOf(e *rewrite.Error, call uint64) uint64 {
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(e.Code)
+	h.WriteByte(0)
+	h.WriteString(itoa3(e.Status))
 	if e.Field == "" && len(e.Errors) == 0 {
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatUint(call, 16))
-		b.WriteByte(0)
-		b.WriteString(e.UpstreamMessage)
-		return b.String()
+		h.WriteByte(0)
+		h.WriteString(strconv.FormatUint(call, 16))
+		h.WriteByte(0)
+		h.WriteString(e.UpstreamMessage)
+		return h.Sum64()
 	}
 	fault := func(field string, received []byte) {
-		b.WriteByte(0)
-		b.WriteString(field)
-		b.WriteByte('=')
-		b.Write(received)
+		h.WriteByte(0)
+		h.WriteString(field)
+		h.WriteByte('=')
+		h.Write(received)
 	}
 	if e.Field != "" {
 		fault(e.Field, e.Received)
@@ -123,7 +121,7 @@ func failureOf(e *rewrite.Error, call uint64) string {
 	for _, en := range e.Unlisted {
 		fault(en.Field, nil)
 	}
-	return b.String()
+	return h.Sum64()
 }
 
 // itoa3 renders a status, three digits from 100 to 999.
