@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // maxLogged bounds the upstream body a log line carries.
@@ -190,9 +192,16 @@ func containsAnyFold(s string, ts []string) bool {
 }
 
 // JSON masks the secrets in an echoed JSON value; should masking
-// ever leave it invalid, it is logged as a string.
+// ever leave it invalid, it is logged as a string. A JSON string, the
+// usual value, is returned as the Go string it holds, which a JSON log
+// writes back the same without a second pass through encoding/json.
 func JSON(raw []byte) any {
 	s := String(string(raw))
+	if len(s) >= 2 && s[0] == '"' {
+		if v := gjson.Parse(s); v.Type == gjson.String && len(v.Raw) == len(s) && json.Valid([]byte(s)) {
+			return v.Str
+		}
+	}
 	if json.Valid([]byte(s)) {
 		return json.RawMessage(s)
 	}

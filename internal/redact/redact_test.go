@@ -46,6 +46,23 @@ func TestRedactJSONStaysJSON(t *testing.T) {
 	}
 }
 
+// TestRedactJSONString checks that a JSON string comes back as the text
+// it holds, escapes decoded, masked.
+func TestRedactJSONString(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"OPEN"`:                           "OPEN",
+		`"caf\u00e9 \"x\""`:                `café "x"`,
+		`"key AKIAIOSFODNN7EXAMPLE there"`: "key AKIA[masked] there",
+	} {
+		if got, ok := JSON([]byte(raw)).(string); !ok || got != want {
+			t.Errorf("JSON(%s) = %q; want the string %q", raw, got, want)
+		}
+	}
+	if got, ok := JSON([]byte(`"a" "b"`)).(json.RawMessage); ok {
+		t.Errorf("JSON of two strings = %s; want no JSON value", got)
+	}
+}
+
 // TestClipRedacted checks the cut: at most maxLogged bytes plus the
 // marker, and a secret across the cut never logged in part.
 func TestClipRedacted(t *testing.T) {
