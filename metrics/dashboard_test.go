@@ -39,6 +39,7 @@ func exported(t *testing.T) map[string]bool {
 	m.BufferBudget(64 << 20)
 	m.BufferBudgetInUse(1)
 	m.BufferBudgetExhausted()
+	reg.MustRegister(metrics.LogLinesDropped(func() uint64 { return 0 }))
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
