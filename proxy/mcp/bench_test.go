@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,10 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/proxy/mcp"
 	"github.com/signpost-proxy/signpost/rules"
-	"github.com/signpost-proxy/signpost/server"
 	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
@@ -116,25 +113,7 @@ func serveHTTP(t testing.TB, config string) *httpServer {
 		t.Fatal(err)
 	}
 	up, _ := url.Parse(upstream.URL)
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	opts := mcp.Options{
-		Proxy:  server.ServeOptions{Options: proxy.Options{Upstream: up}, Admin: "127.0.0.1:0"},
-		Listen: "127.0.0.1:0", Version: "test",
-		Ready: func(addr, _ net.Addr) { ready <- addr },
-	}
-	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("Serve returned before it was ready: %v", err)
-	case <-time.After(wait):
-		cancel()
-		t.Fatal("Serve was not ready in time")
-	}
+	addr, cancel, done := startHTTP(t, cfg, up, 0)
 	stop := func() {
 		cancel()
 		select {
@@ -148,7 +127,7 @@ func serveHTTP(t testing.TB, config string) *httpServer {
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: 4}
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "0"}, nil)
-	cctx, ccancel := context.WithTimeout(ctx, wait)
+	cctx, ccancel := context.WithTimeout(context.Background(), wait)
 	defer ccancel()
 	s.session, err = client.Connect(cctx, &sdk.StreamableClientTransport{
 		Endpoint: "http://" + addr.String() + mcp.Endpoint, HTTPClient: &http.Client{Transport: tr}, MaxRetries: -1,

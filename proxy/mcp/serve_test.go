@@ -435,28 +435,8 @@ func TestShutdownIsNotHeldByAnUnusedConnection(t *testing.T) {
 	upstream := httptest.NewServer(ticketapi.New().Handler())
 	defer upstream.Close()
 	up, _ := url.Parse(upstream.URL)
-	ctx, cancel := context.WithCancel(context.Background())
+	addr, cancel, done := startHTTP(t, cfg, up, time.Second)
 	defer cancel()
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	opts := mcp.Options{
-		Proxy: server.ServeOptions{
-			Options:      proxy.Options{Upstream: up},
-			Admin:        "127.0.0.1:0",
-			DrainTimeout: time.Second,
-		},
-		Listen: "127.0.0.1:0", Version: "test",
-		Ready: func(addr, _ net.Addr) { ready <- addr },
-	}
-	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("Serve returned before it was ready: %v", err)
-	case <-time.After(wait):
-		t.Fatal("Serve was not ready in time")
-	}
 	conn, err := net.Dial("tcp", addr.String())
 	if err != nil {
 		t.Fatal(err)
@@ -472,4 +452,31 @@ func TestShutdownIsNotHeldByAnUnusedConnection(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatalf("Serve did not return within %v of its context ending", wait)
 	}
+}
+
+// startHTTP runs Serve on cfg in front of up with a streamable HTTP
+// listener on 127.0.0.1, and returns its address once it is ready, with
+// what stops it and what Serve returns.
+func startHTTP(t testing.TB, cfg *rules.Config, up *url.URL, drain time.Duration) (net.Addr, context.CancelFunc, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	opts := mcp.Options{
+		Proxy:  server.ServeOptions{Options: proxy.Options{Upstream: up}, Admin: "127.0.0.1:0", DrainTimeout: drain},
+		Listen: "127.0.0.1:0", Version: "test",
+		Ready: func(addr, _ net.Addr) { ready <- addr },
+	}
+	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
+	select {
+	case addr := <-ready:
+		return addr, cancel, done
+	case err := <-done:
+		cancel()
+		t.Fatalf("Serve returned before it was ready: %v", err)
+	case <-time.After(wait):
+		cancel()
+		t.Fatal("Serve was not ready in time")
+	}
+	return nil, cancel, done
 }
