@@ -382,6 +382,18 @@ for spec in "get 256" "huge 64"; do
 	done
 done
 
+# AWK_LIB is what both reports' awk programs share: the median of a
+# list of figures, a latency in µs or ms, and appending to a list.
+AWK_LIB='
+	function median(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
+	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+'
+
 # --- report ------------------------------------------------------------------
 # Median over rounds of each figure; vs nginx is the median of the per-round
 # ratio to nginx on the same path, and so is each bar's ratio, p99 included,
@@ -397,14 +409,7 @@ done
 	((HAVE_HAPROXY)) || echo "haproxy not installed: its rows are skipped (apt-get install -y haproxy)."
 	echo
 	awk -F'\t' -v paths="${PATHS[*]}" -v targets="${TARGETS[*]}" -v memory="$MEMORY" -v load_ms="$LOAD_MS" \
-		-v lget="${LABEL[get]}" -v lbig="${LABEL[big]}" -v lpatch="${LABEL[patch400]}" -v lcreate="${LABEL[create3]}" '
-	function median(s,   a, n, i, j, t) {
-		n = split(s, a, " ")
-		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
-	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+		-v lget="${LABEL[get]}" -v lbig="${LABEL[big]}" -v lpatch="${LABEL[patch400]}" -v lcreate="${LABEL[create3]}" "$AWK_LIB"'
 	# ratio(p, t, q, u): median over rounds of req/s of t on p over u on q.
 	function ratio(p, t, q, u,   r, s) {
 		s = ""
@@ -520,14 +525,7 @@ done
 	echo "MCP over streamable HTTP: signpost mcp on the same rules, every route validating before the upstream;"
 	echo "$MCP_SESSIONS sessions of test/bench/mcpload, each calling one tool in a loop; medians over $ROUNDS round(s)."
 	echo
-	awk -F'\t' -v calls="${MCP_CALLS[*]}" -v lsuccess="${MCP_LABEL[success]}" -v lerror="${MCP_LABEL[error]}" '
-	function median(s,   a, n, i, j, t) {
-		n = split(s, a, " ")
-		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	function lat(us) { return us >= 1000 ? sprintf("%.2f ms", us / 1000) : sprintf("%d µs", us) }
-	function app(k, v) { L[k] = (k in L) ? L[k] " " v : v }
+	awk -F'\t' -v calls="${MCP_CALLS[*]}" -v lsuccess="${MCP_LABEL[success]}" -v lerror="${MCP_LABEL[error]}" "$AWK_LIB"'
 	{ app($2 SUBSEP "rps", $3); app($2 SUBSEP "p50", $4); app($2 SUBSEP "p99", $5); app($2 SUBSEP "cpu", $6); app($2 SUBSEP "self", $7); errs[$2] += $8 }
 	END {
 		label["success"] = lsuccess; label["error"] = lerror
