@@ -1,9 +1,6 @@
 package learn
 
-import (
-	"slices"
-	"sync"
-)
+import "slices"
 
 // callers is a bounded set of what is known of each caller, by caller id:
 // touching a caller makes it the most recently seen, and past the bound
@@ -172,45 +169,4 @@ func (b *byRoute[V]) remove(route string) (V, bool) {
 	}
 	var zero V
 	return zero, false
-}
-
-// table is the callers the trackers share: one bound, one lock, and one
-// record per caller holding each tracker's part, so that a caller costs
-// one entry however many trackers know it.
-type table struct {
-	mu      sync.Mutex
-	callers *callers[record]
-	forget  []func(*record) // each tracker's part in forgetting a caller
-}
-
-// record is what the trackers know of one caller.
-type record struct {
-	pending pending // the learner's
-	tracked tracked // recovery's
-	streaks streaks // repeats'
-}
-
-func (r *record) empty() bool {
-	return len(r.pending) == 0 && len(r.tracked) == 0 && len(r.streaks) == 0
-}
-
-// newTable makes a table of at most max callers.
-func newTable(max int) *table {
-	t := &table{}
-	t.callers = newCallers(max, func(_ string, r *record) {
-		for _, f := range t.forget {
-			f(r)
-		}
-	})
-	return t
-}
-
-// join returns t, or a table of max callers when t is nil, with forget
-// added to what forgetting a caller does. t.mu is held when it runs.
-func join(t *table, max int, forget func(*record)) *table {
-	if t == nil {
-		t = newTable(max)
-	}
-	t.forget = append(t.forget, forget)
-	return t
 }

@@ -46,9 +46,6 @@ type Proposal struct {
 	Count int
 }
 
-// pending holds a caller's last rejected values, per route, by field.
-type pending = byRoute[[]fieldValue]
-
 const (
 	maxPairs       = 4096
 	maxAliasLength = 64
@@ -97,8 +94,6 @@ func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, 
 		}
 	}
 }
-
-type fieldValue struct{ field, value string }
 
 // noteRejected appends the value sent for field name when it is a string
 // its enum does not permit, a candidate alias.

@@ -27,19 +27,6 @@ type recovery struct {
 	done sync.WaitGroup
 }
 
-// tracked holds a caller's recoveries under way, by route name.
-type tracked = byRoute[attempt]
-
-// attempt is a recovery under way: the code of the rejection that began
-// it, when, the calls made since, and whether the caller was told to stop
-// repeating one.
-type attempt struct {
-	code    string
-	since   int64 // Unix nanoseconds: a third of a time.Time, per caller
-	calls   int
-	stopped bool
-}
-
 // newRecovery makes a recovery tracker that keeps its callers in t, or in
 // a table of its own if t is nil.
 func newRecovery(cfg rules.Learn, m *metrics.Metrics, t *table) *recovery {

@@ -24,16 +24,6 @@ type repeats struct {
 	seed  maphash.Seed
 }
 
-// streaks holds a caller's last failure, by route name.
-type streaks = byRoute[streak]
-
-// streak is a failure and how many times in a row it came.
-type streak struct {
-	failure uint64 // failureOf's hash
-	count   int
-	last    int64 // Unix nanoseconds
-}
-
 // newRepeats makes a repeat counter that keeps its callers in t, or in a
 // table of its own if t is nil.
 func newRepeats(cfg rules.Learn, t *table) *repeats {
