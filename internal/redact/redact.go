@@ -163,33 +163,33 @@ func String(s string) string {
 
 // anyTrigger reports whether s may hold a trigger of a pattern, in any
 // case; a text with a byte beyond ASCII is taken to, as its lower case
-// may hold one that its bytes do not (the Kelvin sign lowers to k).
+// may hold one that its bytes do not (the Kelvin sign lowers to k). One
+// pass: at each byte, only the triggers that begin with it are tried.
 func anyTrigger(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+		c := s[i]
+		if c >= utf8.RuneSelf {
 			return true
 		}
-	}
-	for _, p := range secretPatterns {
-		if containsAnyFold(s, p.triggers) {
-			return true
-		}
-	}
-	return false
-}
-
-// containsAnyFold reports whether ASCII s holds one of the lower-case
-// ASCII words ts, in any case, without allocating.
-func containsAnyFold(s string, ts []string) bool {
-	for _, t := range ts {
-		for i := 0; i+len(t) <= len(s); i++ {
-			if s[i]|0x20 == t[0]|0x20 && strings.EqualFold(s[i:i+len(t)], t) {
+		for _, t := range triggersFrom[c|0x20] {
+			if i+len(t) <= len(s) && strings.EqualFold(s[i:i+len(t)], t) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// triggersFrom lists every pattern's triggers by their first byte, in
+// either case.
+var triggersFrom = func() (by [256][]string) {
+	for _, p := range secretPatterns {
+		for _, t := range p.triggers {
+			by[t[0]|0x20] = append(by[t[0]|0x20], t)
+		}
+	}
+	return by
+}()
 
 // JSON masks the secrets in an echoed JSON value; should masking
 // ever leave it invalid, it is logged as a string. A JSON string, the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestRedact masks each kind of secret an upstream error or an echoed value
@@ -44,6 +45,38 @@ func TestRedactJSONStaysJSON(t *testing.T) {
 	if !ok || !json.Valid(raw) || strings.Contains(string(raw), "IOSFODNN7") {
 		t.Errorf("redactJSON = %v (%T), want valid JSON without the key", got, got)
 	}
+}
+
+// plainTrigger is anyTrigger's reference: each pattern's triggers looked
+// for in the lower-cased text.
+func plainTrigger(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	for _, p := range secretPatterns {
+		for _, tr := range p.triggers {
+			if strings.Contains(strings.ToLower(s), tr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FuzzAnyTrigger holds the one-pass search to the plain one.
+func FuzzAnyTrigger(f *testing.F) {
+	for _, s := range []string{"", "Invalid status", "no such ticket", "AKIAIOSFODNN7EXAMPLE", "x-api-KEY", "Bearer abc",
+		"-----BEGIN RSA PRIVATE KEY-----", "https://u:p@h", "ghp", "ghp_", "passwor", "PASS", "ak", "a", "kelvin \u212a", "caf\u00e9",
+		"eyJhbGciOi", "ey", "xo", "xOx", "session", "credentia", "a://", ":/", "sk_live", "sk_live_", "ke", "ey j", "@UTH", "`uth"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := anyTrigger(s), plainTrigger(s); got != want {
+			t.Errorf("anyTrigger(%q) = %v; want %v", s, got, want)
+		}
+	})
 }
 
 // TestRedactJSONString checks that a JSON string comes back as the text
