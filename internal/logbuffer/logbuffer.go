@@ -48,6 +48,7 @@ type Writer struct {
 	wake    chan struct{} // the first line of a batch, or a full batch
 	quit    chan struct{}
 	stopped chan struct{}
+	closing sync.Once
 
 	outMu   sync.Mutex // held while writing to out
 	writing []byte     // the other buffer, written while filling fills
@@ -117,9 +118,19 @@ func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
 func (w *Writer) Flush() {
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
+	w.flushLocked(false)
+}
+
+// flushLocked writes the lines waiting, w.outMu held; closing marks the
+// writer closed in the same step, so that a line logged later is written
+// after them.
+func (w *Writer) flushLocked(closing bool) {
 	w.mu.Lock()
 	batch, lines := w.filling, w.lines
 	w.filling, w.lines = w.writing[:0], 0
+	if closing {
+		w.closed = true
+	}
 	w.mu.Unlock()
 	if len(batch) > 0 {
 		if _, err := w.out.Write(batch); err != nil {
@@ -130,18 +141,16 @@ func (w *Writer) Flush() {
 }
 
 // Close writes the lines waiting and stops the writing goroutine. Later
-// lines are written as they come. Close returns once all is written.
+// lines are written as they come, after those. Close returns once all is
+// written.
 func (w *Writer) Close() error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return nil
-	}
-	w.closed = true
-	w.mu.Unlock()
-	close(w.quit)
-	<-w.stopped
-	w.Flush()
+	w.closing.Do(func() {
+		close(w.quit)
+		<-w.stopped
+		w.outMu.Lock()
+		defer w.outMu.Unlock()
+		w.flushLocked(true)
+	})
 	return nil
 }
 
