@@ -60,6 +60,12 @@ func startMCP(t *testing.T, transport, config, upstream string) *mcpServer {
 			if took := time.Since(start); err != nil || took >= stopTimeout {
 				t.Errorf("signpost mcp over stdio, its input closed: exit error %v after %v; want exit 0 well within %v", err, took, stopTimeout)
 			}
+			// An exit with no signal writes the log's last lines too.
+			for _, msg := range []string{"MCP session over stdio ended", "shutting down"} {
+				if !strings.Contains(sp.stderr.String(), `"msg":"`+msg+`"`) {
+					t.Errorf("signpost mcp exited without writing its %q log line", msg)
+				}
+			}
 			if strings.Contains(sp.stderr.String(), "WARNING: DATA RACE") {
 				t.Errorf("the race detector reported a data race in signpost")
 			}
