@@ -10,20 +10,20 @@ import "slices"
 // Entries live in chunks of slots that are reused, linked by index, so
 // that a new caller, once the bound is reached, costs no allocation: with
 // many agents each calling a few times, callers turn over all the time.
-type callers[T any] struct {
+type callers[K comparable, T any] struct {
 	max        int
-	byID       map[string]int32
-	chunks     [][]entry[T] // slots, by index; a chunk never moves
-	used       int32        // slots handed out so far
-	free       []int32      // slots given back by sweep
-	head, tail int32        // most and least recently seen; none when empty
-	forgotten  func(id string, v *T)
+	byID       map[K]int32
+	chunks     [][]entry[K, T] // slots, by index; a chunk never moves
+	used       int32           // slots handed out so far
+	free       []int32         // slots given back by sweep
+	head, tail int32           // most and least recently seen; none when empty
+	forgotten  func(id K, v *T)
 }
 
 // entry is a caller's slot: its id, what is known of it, and its
 // neighbours by recency.
-type entry[T any] struct {
-	id         string
+type entry[K comparable, T any] struct {
+	id         K
 	v          T
 	prev, next int32 // toward the most and the least recently seen
 }
@@ -34,17 +34,17 @@ const (
 	chunkSize = 1 << chunkBits
 )
 
-func newCallers[T any](max int, forgotten func(id string, v *T)) *callers[T] {
-	return &callers[T]{max: max, byID: map[string]int32{}, head: none, tail: none, forgotten: forgotten}
+func newCallers[K comparable, T any](max int, forgotten func(id K, v *T)) *callers[K, T] {
+	return &callers[K, T]{max: max, byID: map[K]int32{}, head: none, tail: none, forgotten: forgotten}
 }
 
-func (c *callers[T]) at(i int32) *entry[T] { return &c.chunks[i>>chunkBits][i&(chunkSize-1)] }
+func (c *callers[K, T]) at(i int32) *entry[K, T] { return &c.chunks[i>>chunkBits][i&(chunkSize-1)] }
 
 // touch returns what is known of caller id, made the most recently seen:
 // a zero T for a caller not seen before, forgetting the least recently
 // seen one beyond the bound. The pointer stays valid until the caller is
 // forgotten.
-func (c *callers[T]) touch(id string) *T {
+func (c *callers[K, T]) touch(id K) *T {
 	if i, ok := c.byID[id]; ok {
 		c.unlink(i)
 		c.pushFront(i)
@@ -65,18 +65,18 @@ func (c *callers[T]) touch(id string) *T {
 		i = c.used
 		c.used++
 		if int(i>>chunkBits) == len(c.chunks) {
-			c.chunks = append(c.chunks, make([]entry[T], chunkSize))
+			c.chunks = append(c.chunks, make([]entry[K, T], chunkSize))
 		}
 	}
 	e := c.at(i)
-	*e = entry[T]{id: id}
+	*e = entry[K, T]{id: id}
 	c.byID[id] = i
 	c.pushFront(i)
 	return &e.v
 }
 
 // get returns what is known of caller id, without touching it.
-func (c *callers[T]) get(id string) (*T, bool) {
+func (c *callers[K, T]) get(id K) (*T, bool) {
 	i, ok := c.byID[id]
 	if !ok {
 		return nil, false
@@ -86,14 +86,14 @@ func (c *callers[T]) get(id string) (*T, bool) {
 
 // sweep calls keep for each caller, least recently seen first, and
 // forgets those for which it reports false, without telling forgotten.
-func (c *callers[T]) sweep(keep func(id string, v *T) bool) {
+func (c *callers[K, T]) sweep(keep func(id K, v *T) bool) {
 	for i := c.tail; i != none; {
 		e := c.at(i)
 		prev := e.prev
 		if !keep(e.id, &e.v) {
 			delete(c.byID, e.id)
 			c.unlink(i)
-			*e = entry[T]{}
+			*e = entry[K, T]{}
 			c.free = append(c.free, i)
 		}
 		i = prev
@@ -101,9 +101,9 @@ func (c *callers[T]) sweep(keep func(id string, v *T) bool) {
 }
 
 // len is the number of callers known.
-func (c *callers[T]) len() int { return len(c.byID) }
+func (c *callers[K, T]) len() int { return len(c.byID) }
 
-func (c *callers[T]) unlink(i int32) {
+func (c *callers[K, T]) unlink(i int32) {
 	e := c.at(i)
 	if e.prev != none {
 		c.at(e.prev).next = e.next
@@ -118,7 +118,7 @@ func (c *callers[T]) unlink(i int32) {
 	e.prev, e.next = none, none
 }
 
-func (c *callers[T]) pushFront(i int32) {
+func (c *callers[K, T]) pushFront(i int32) {
 	e := c.at(i)
 	e.prev, e.next = none, c.head
 	if c.head != none {

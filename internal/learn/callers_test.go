@@ -14,8 +14,8 @@ import (
 )
 
 // order lists the callers known, most recently seen first.
-func (c *callers[T]) order() []string {
-	var ids []string
+func (c *callers[K, T]) order() []K {
+	var ids []K
 	for i := c.head; i != none; i = c.at(i).next {
 		ids = append(ids, c.at(i).id)
 	}
@@ -121,7 +121,7 @@ func TestSharedTable(t *testing.T) {
 	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", route.Name, "code", "invalid_country"); c != 1 {
 		t.Errorf("signpost_unrecovered_total = %v; want 1, the caller forgotten", c)
 	}
-	if _, ok := s.learner.table.callers.get("h:a"); ok {
+	if _, ok := s.learner.table.callers.get(s.caller(&Caller{Header: http.Header{"X-Session-Id": {"a"}}})); ok {
 		t.Error("caller a is still known past the bound")
 	}
 }

@@ -67,7 +67,7 @@ func newLearner(cfg rules.Learn, log *slog.Logger, t *table) *learner {
 }
 
 // rejected notes the values of the enum fields at fault in e.
-func (l *learner) rejected(id string, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
+func (l *learner) rejected(id callerID, route *rules.Route, req *rewrite.Request, e *rewrite.Error) {
 	var buf [4]fieldValue
 	noted := noteRejected(buf[:0], route, req, e.Field)
 	for _, en := range e.Errors {
@@ -110,7 +110,7 @@ func noteRejected(noted []fieldValue, route *rules.Route, req *rewrite.Request, 
 
 // succeeded turns the caller's pending rejections on route into
 // observations where the successful request sent another permitted value.
-func (l *learner) succeeded(id string, route *rules.Route, req *rewrite.Request) {
+func (l *learner) succeeded(id callerID, route *rules.Route, req *rewrite.Request) {
 	if l.waiting.Load() == 0 {
 		return // the common case: nobody is recovering
 	}

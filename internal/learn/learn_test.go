@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -31,9 +32,9 @@ func TestLearnerProposesAliases(t *testing.T) {
 	route := cfg.Routes[0]
 	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler), nil)
 	reject := func(caller, sent string) {
-		l.rejected(caller, route, body(`{"country":"`+sent+`"}`), &rewrite.Error{Field: "country"})
+		l.rejected(id(caller), route, body(`{"country":"`+sent+`"}`), &rewrite.Error{Field: "country"})
 	}
-	succeed := func(caller, sent string) { l.succeeded(caller, route, body(`{"country":"`+sent+`"}`)) }
+	succeed := func(caller, sent string) { l.succeeded(id(caller), route, body(`{"country":"`+sent+`"}`)) }
 
 	reject("a", "UK")
 	succeed("a", "GB") // UK -> GB, once
@@ -54,7 +55,7 @@ func TestLearnerProposesAliases(t *testing.T) {
 	succeed("i", "GB")     // a success with nothing pending
 
 	// The batched shape counts too, and a success on the route clears it.
-	l.rejected("j", route, body(`{"country":"Deutschland"}`), &rewrite.Error{Errors: []rewrite.Entry{{Field: "city"}, {Field: "country"}}})
+	l.rejected(id("j"), route, body(`{"country":"Deutschland"}`), &rewrite.Error{Errors: []rewrite.Entry{{Field: "city"}, {Field: "country"}}})
 	succeed("j", "DE")
 	succeed("j", "GB") // nothing pending any more
 
@@ -79,40 +80,50 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 	route := cfg.Routes[0]
 	l := newLearner(cfg.Learn, slog.New(slog.DiscardHandler), nil)
 	for _, c := range []string{"a", "b", "c"} { // bound is 2: a is forgotten
-		l.rejected(c, route, body(`{"country":"UK"}`), &rewrite.Error{Field: "country"})
+		l.rejected(id(c), route, body(`{"country":"UK"}`), &rewrite.Error{Field: "country"})
 	}
 	if l.table.callers.len() != 2 || l.waiting.Load() != 2 {
 		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.table.callers.len(), l.waiting.Load())
 	}
 	for _, c := range []string{"a", "b", "c"} {
-		l.succeeded(c, route, body(`{"country":"GB"}`))
+		l.succeeded(id(c), route, body(`{"country":"GB"}`))
 	}
 	if got := l.proposals(cfg); len(got) != 1 || got[0].Count != 2 {
 		t.Errorf("proposals = %+v; want UK -> GB seen twice (caller a was forgotten)", got)
 	}
 }
 
+// TestCallerID names callers: by the caller header's value when there is
+// one, else by the address without its port; once per request.
 func TestCallerID(t *testing.T) {
-	l := New(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil, nil)
-	for _, tc := range []struct {
-		header, remote, want string
-	}{
-		{"s-1", "127.0.0.1:5000", "h:s-1"},
-		{"", "127.0.0.1:5000", "a:127.0.0.1"},
-		{"", "[::1]:5000", "a:::1"},
-		{"", "pipe", "a:pipe"},
-	} {
+	s := New(rules.Learn{CallerHeader: "X-Session-Id", Callers: 1}, nil, nil)
+	name := func(header, remote string) callerID {
 		h := http.Header{}
-		if tc.header != "" {
-			h.Set("X-Session-Id", tc.header)
+		if header != "" {
+			h.Set("X-Session-Id", header)
 		}
-		c := &Caller{Header: h, Remote: tc.remote}
-		if got := l.caller(c); got != tc.want {
-			t.Errorf("caller(%q, %q) = %q; want %q", tc.header, tc.remote, got, tc.want)
-		}
+		c := &Caller{Header: h, Remote: remote}
+		first := s.caller(c)
 		h.Set("X-Session-Id", "changed")
-		if got := l.caller(c); got != tc.want {
-			t.Errorf("caller(%q, %q) the second time = %q; want the first answer, %q", tc.header, tc.remote, got, tc.want)
+		if again := s.caller(c); again != first {
+			t.Errorf("caller(%q, %q) changed with the header after it was named", header, remote)
+		}
+		return first
+	}
+	for _, tc := range []struct {
+		a, b [2]string // header, remote
+		same bool
+	}{
+		{[2]string{"s-1", "127.0.0.1:5000"}, [2]string{"s-1", "10.0.0.9:7000"}, true},
+		{[2]string{"s-1", "127.0.0.1:5000"}, [2]string{"s-2", "127.0.0.1:5000"}, false},
+		{[2]string{"", "127.0.0.1:5000"}, [2]string{"", "127.0.0.1:6000"}, true},
+		{[2]string{"", "127.0.0.1:5000"}, [2]string{"", "127.0.0.2:5000"}, false},
+		{[2]string{"", "[::1]:5000"}, [2]string{"", "::1"}, true},
+		{[2]string{"", "pipe"}, [2]string{"", "pipe"}, true},
+		{[2]string{"127.0.0.1", "10.0.0.1:1"}, [2]string{"", "127.0.0.1:5000"}, false}, // a header is not an address
+	} {
+		if same := name(tc.a[0], tc.a[1]) == name(tc.b[0], tc.b[1]); same != tc.same {
+			t.Errorf("callers %q and %q named the same: %v; want %v", tc.a, tc.b, same, tc.same)
 		}
 	}
 }
@@ -122,3 +133,8 @@ func TestLearningOff(t *testing.T) {
 		t.Error("callers: 0 must turn learning off")
 	}
 }
+
+// idSeed and id name the callers of the trackers' tests.
+var idSeed = maphash.MakeSeed()
+
+func id(s string) callerID { return callerID(maphash.String(idSeed, s)) }

@@ -46,7 +46,7 @@ func newRecovery(cfg rules.Learn, m *metrics.Metrics, t *table) *recovery {
 
 // rejected notes a rejection on route: the start of a recovery, or one
 // more call in one under way.
-func (r *recovery) rejected(caller, route, code string) {
+func (r *recovery) rejected(caller callerID, route, code string) {
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
 	t := &r.table.callers.touch(caller).tracked
@@ -60,7 +60,7 @@ func (r *recovery) rejected(caller, route, code string) {
 
 // called notes a call on route that neither succeeded nor was rejected by
 // a rule (a wrapped or failed answer): one more call in a recovery.
-func (r *recovery) called(caller, route string) {
+func (r *recovery) called(caller callerID, route string) {
 	if r.pending.Load() == 0 {
 		return
 	}
@@ -74,7 +74,7 @@ func (r *recovery) called(caller, route string) {
 }
 
 // succeeded ends the caller's recovery on route, if one is under way.
-func (r *recovery) succeeded(caller, route string) {
+func (r *recovery) succeeded(caller callerID, route string) {
 	if r.pending.Load() == 0 {
 		return // the common case: nobody is recovering
 	}
@@ -101,7 +101,7 @@ func (r *recovery) succeeded(caller, route string) {
 // stopped notes that the caller was told to stop repeating a call on
 // route that failed with code: the recovery under way, or one begun now,
 // ends as a loop stopped unless a success follows within the window.
-func (r *recovery) stopped(caller, route, code string) {
+func (r *recovery) stopped(caller callerID, route, code string) {
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
 	t := &r.table.callers.touch(caller).tracked
@@ -152,7 +152,7 @@ func (r *recovery) expire() {
 	cutoff := r.now().Add(-r.window).UnixNano()
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	r.table.callers.sweep(func(_ string, c *record) bool {
+	r.table.callers.sweep(func(_ callerID, c *record) bool {
 		c.tracked = slices.DeleteFunc(c.tracked, func(a routed[attempt]) bool {
 			if a.v.since >= cutoff {
 				return false

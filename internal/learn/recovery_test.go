@@ -22,24 +22,24 @@ func TestRecovery(t *testing.T) {
 
 	// Callers that recover after 1, 3 and 5 calls: rejections, wrapped
 	// errors and the success all count as calls after the first rejection.
-	r.rejected("one", "update_ticket", "invalid_status")
-	r.succeeded("one", "update_ticket")
+	r.rejected(id("one"), "update_ticket", "invalid_status")
+	r.succeeded(id("one"), "update_ticket")
 
-	r.rejected("three", "update_ticket", "invalid_status")
-	r.rejected("three", "update_ticket", "invalid_status")
-	r.called("three", "update_ticket")
-	r.succeeded("three", "update_ticket")
+	r.rejected(id("three"), "update_ticket", "invalid_status")
+	r.rejected(id("three"), "update_ticket", "invalid_status")
+	r.called(id("three"), "update_ticket")
+	r.succeeded(id("three"), "update_ticket")
 
-	r.rejected("five", "update_ticket", "invalid_status")
+	r.rejected(id("five"), "update_ticket", "invalid_status")
 	for range 4 {
-		r.rejected("five", "update_ticket", "ticket_unassigned")
+		r.rejected(id("five"), "update_ticket", "ticket_unassigned")
 	}
-	r.succeeded("five", "update_ticket")
+	r.succeeded(id("five"), "update_ticket")
 
 	// A success on another route, or by another caller, ends nothing.
-	r.rejected("never", "update_ticket", "invalid_status")
-	r.succeeded("never", "get_ticket")
-	r.succeeded("someone else", "update_ticket")
+	r.rejected(id("never"), "update_ticket", "invalid_status")
+	r.succeeded(id("never"), "get_ticket")
+	r.succeeded(id("someone else"), "update_ticket")
 
 	n, sum := metricstest.Histogram(t, reg, "signpost_recovery_attempts", "route", "update_ticket", "code", "invalid_status")
 	if n != 3 || sum != 1+3+5 {
@@ -61,9 +61,9 @@ func TestRecovery(t *testing.T) {
 	}
 
 	// A success after the window is no recovery.
-	r.rejected("late", "update_ticket", "invalid_status")
+	r.rejected(id("late"), "update_ticket", "invalid_status")
 	now = now.Add(2 * time.Minute)
-	r.succeeded("late", "update_ticket")
+	r.succeeded(id("late"), "update_ticket")
 	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 2 {
 		t.Errorf("unrecovered after a late success = %v; want 2", c)
 	}
@@ -71,7 +71,7 @@ func TestRecovery(t *testing.T) {
 	// Beyond the bound the least recent caller is forgotten and its
 	// recovery counted as lost.
 	for _, c := range []string{"a", "b", "c", "d"} {
-		r.rejected(c, "get_ticket", "unknown_ticket")
+		r.rejected(id(c), "get_ticket", "unknown_ticket")
 	}
 	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.table.callers.len() != 3 {
 		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.table.callers.len())
@@ -82,7 +82,7 @@ func TestRecoverySweeps(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r := newRecovery(rules.Learn{Callers: 10, RecoveryWindow: 40 * time.Millisecond}, metrics.New(reg), nil)
 	defer r.close()
-	r.rejected("x", "update_ticket", "invalid_status")
+	r.rejected(id("x"), "update_ticket", "invalid_status")
 	deadline := time.Now().Add(5 * time.Second)
 	for metricstest.Counter(t, reg, "signpost_unrecovered_total") == 0 {
 		if time.Now().After(deadline) {
@@ -104,14 +104,14 @@ func TestRecoveryStopped(t *testing.T) {
 	r.now = func() time.Time { return now }
 	r.table.mu.Unlock()
 
-	r.rejected("looping", "book_slot", "slot_taken")
-	r.stopped("looping", "book_slot", "slot_taken")
-	r.stopped("wrapped", "export", "upstream_failed") // no rejection before
-	r.rejected("recovers", "book_slot", "slot_taken")
-	r.stopped("recovers", "book_slot", "slot_taken")
-	r.called("recovers", "book_slot")
-	r.succeeded("recovers", "book_slot")
-	r.rejected("plain", "book_slot", "slot_taken")
+	r.rejected(id("looping"), "book_slot", "slot_taken")
+	r.stopped(id("looping"), "book_slot", "slot_taken")
+	r.stopped(id("wrapped"), "export", "upstream_failed") // no rejection before
+	r.rejected(id("recovers"), "book_slot", "slot_taken")
+	r.stopped(id("recovers"), "book_slot", "slot_taken")
+	r.called(id("recovers"), "book_slot")
+	r.succeeded(id("recovers"), "book_slot")
+	r.rejected(id("plain"), "book_slot", "slot_taken")
 
 	now = now.Add(2 * time.Minute)
 	r.expire()

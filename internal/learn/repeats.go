@@ -41,7 +41,7 @@ func newRepeats(cfg rules.Learn, t *table) *repeats {
 
 // failed notes failure e of call on route and returns how many times in a
 // row the caller has had it there, this time included.
-func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) int {
+func (r *repeats) failed(caller callerID, route string, call uint64, e *rewrite.Error) int {
 	f := r.failureOf(e, call)
 	now := r.now().UnixNano()
 	r.table.mu.Lock()
@@ -61,7 +61,7 @@ func (r *repeats) failed(caller, route string, call uint64, e *rewrite.Error) in
 }
 
 // succeeded forgets the caller's failures on route.
-func (r *repeats) succeeded(caller, route string) {
+func (r *repeats) succeeded(caller callerID, route string) {
 	if r.live.Load() == 0 {
 		return
 	}

@@ -63,10 +63,10 @@ func TestRepeats(t *testing.T) {
 			for i, s := range tc.steps {
 				now = now.Add(s.wait)
 				if s.e == nil {
-					r.succeeded(s.caller, s.route)
+					r.succeeded(id(s.caller), s.route)
 					continue
 				}
-				if got := r.failed(s.caller, s.route, s.call, s.e); got != s.want {
+				if got := r.failed(id(s.caller), s.route, s.call, s.e); got != s.want {
 					t.Errorf("step %d (%s on %s): count %d, want %d", i, s.caller, s.route, got, s.want)
 				}
 			}
@@ -79,18 +79,18 @@ func TestRepeats(t *testing.T) {
 func TestRepeatsBounded(t *testing.T) {
 	r := newRepeats(rules.Learn{Callers: 2}, nil)
 	e := &rewrite.Error{Status: 500, Code: "upstream_failed"}
-	r.failed("a", "export", 0, e)
-	r.failed("a", "import", 0, e)
-	r.failed("b", "export", 0, e)
-	r.failed("c", "export", 0, e)
+	r.failed(id("a"), "export", 0, e)
+	r.failed(id("a"), "import", 0, e)
+	r.failed(id("b"), "export", 0, e)
+	r.failed(id("c"), "export", 0, e)
 	if n, live := r.table.callers.len(), r.live.Load(); n != 2 || live != 2 {
 		t.Errorf("%d callers, %d streaks kept; want 2 and 2", n, live)
 	}
-	if got := r.failed("a", "export", 0, e); got != 1 {
+	if got := r.failed(id("a"), "export", 0, e); got != 1 {
 		t.Errorf("a forgotten caller's count: %d, want 1", got)
 	}
-	r.succeeded("a", "export")
-	r.succeeded("c", "export")
+	r.succeeded(id("a"), "export")
+	r.succeeded(id("c"), "export")
 	if live := r.live.Load(); live != 0 {
 		t.Errorf("%d streaks kept after the successes; want 0", live)
 	}

@@ -4,6 +4,7 @@
 package learn
 
 import (
+	"hash/maphash"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 // one and hands it to every Proxy it builds.
 type State struct {
 	callerHeader string // canonical, to index the header map directly
+	seed         maphash.Seed
 	learner      *learner
 	recovery     *recovery
 	repeats      *repeats
@@ -39,7 +41,7 @@ func New(cfg rules.Learn, m *metrics.Metrics, log *slog.Logger) *State {
 	if cfg.Callers > 0 {
 		t = newTable(cfg.Callers)
 	}
-	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), metrics: m, learner: newLearner(cfg, log, t), repeats: newRepeats(cfg, t)}
+	s := &State{callerHeader: textproto.CanonicalMIMEHeaderKey(cfg.CallerHeader), seed: maphash.MakeSeed(), metrics: m, learner: newLearner(cfg, log, t), repeats: newRepeats(cfg, t)}
 	if m != nil {
 		s.tokens = newTokenCounter(m)
 		s.recovery = newRecovery(cfg, m, t)
@@ -66,7 +68,8 @@ func (s *State) Close() {
 type Caller struct {
 	Header http.Header
 	Remote string
-	id     string
+	id     callerID
+	named  bool
 }
 
 // Rejected notes a rejection e of a request to route, sent by c, for alias
@@ -158,20 +161,23 @@ func (s *State) Proposals(cfg *rules.Config) ([]Proposal, bool) {
 
 // caller identifies who sent a request: the configured header, else the
 // client address. Alias learning, recovery tracking and repeats share it.
-func (s *State) caller(c *Caller) string {
-	if c.id != "" {
+func (s *State) caller(c *Caller) callerID {
+	if c.named {
 		return c.id
 	}
-	if s.callerHeader != "" {
-		if v := httpwire.FirstValue(c.Header[s.callerHeader]); v != "" && len(v) <= 128 {
-			c.id = "h:" + v
-			return c.id
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	if v := httpwire.FirstValue(c.Header[s.callerHeader]); s.callerHeader != "" && v != "" && len(v) <= 128 {
+		h.WriteByte('h')
+		h.WriteString(v)
+	} else {
+		host, _, err := net.SplitHostPort(c.Remote)
+		if err != nil {
+			host = c.Remote
 		}
+		h.WriteByte('a')
+		h.WriteString(host)
 	}
-	host, _, err := net.SplitHostPort(c.Remote)
-	if err != nil {
-		host = c.Remote
-	}
-	c.id = "a:" + host
+	c.id, c.named = callerID(h.Sum64()), true
 	return c.id
 }

@@ -7,9 +7,14 @@ import "sync"
 // one entry however many trackers know it.
 type table struct {
 	mu      sync.Mutex
-	callers *callers[record]
+	callers *callers[callerID, record]
 	forget  []func(*record) // each tracker's part in forgetting a caller
 }
+
+// callerID names a caller: a 64-bit hash of its caller header's value, or
+// of its address, with a seed of the process's own (State.caller). Two
+// callers taken for one by chance are one in 2^64 per pair.
+type callerID uint64
 
 // record is what the trackers know of one caller.
 type record struct {
@@ -25,7 +30,7 @@ func (r *record) empty() bool {
 // newTable makes a table of at most max callers.
 func newTable(max int) *table {
 	t := &table{}
-	t.callers = newCallers(max, func(_ string, r *record) {
+	t.callers = newCallers(max, func(_ callerID, r *record) {
 		for _, f := range t.forget {
 			f(r)
 		}
