@@ -30,7 +30,7 @@ tests:
     expect:
       status: 422
       headers: {Content-Type: text/plain}
-      body: {error: invalid_status, field: status, message: "must be one of: open, closed", received: OPEN, retryable: false}
+      body: {field: status, received: OPEN, message: "must be one of: open, closed", error: invalid_status, retryable: false}
   - name: before mode is not on, so the upstream is called
     request: {method: PATCH, path: /tickets/T-1, body: {status: OPEN}}
     expect: {status: 400}
