@@ -1,0 +1,206 @@
+package draft
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// Options tune the inference. Zero values mean the defaults.
+type Options struct {
+	// Upstream is the upstream URL to write, e.g. from where the Document
+	// was fetched. Empty writes a placeholder comment, leaving the
+	// upstream to --upstream.
+	Upstream string
+	// MinEnumSupport is how many successful requests a closed set of
+	// values needs before it is written as an enum. Zero means 5.
+	MinEnumSupport int
+	// MaxEnum is the most values an inferred enum may have. Zero means 12.
+	MaxEnum int
+	// MinEvidence is how many observations an inference needs to be
+	// written active; one with fewer is written commented out for a person
+	// to confirm. Zero means 3.
+	MinEvidence int
+}
+
+// Defaults of Options.
+const (
+	DefaultMinEnumSupport = 5
+	DefaultMaxEnum        = 12
+	DefaultMinEvidence    = 3
+)
+
+func (o Options) withDefaults() Options {
+	o.MinEnumSupport = cmp.Or(o.MinEnumSupport, DefaultMinEnumSupport)
+	o.MaxEnum = cmp.Or(o.MaxEnum, DefaultMaxEnum)
+	o.MinEvidence = cmp.Or(o.MinEvidence, DefaultMinEvidence)
+	return o
+}
+
+// Draft is a drafted rule file and its tests, both YAML. Tests names the
+// rule file by the relative name given to Write.
+type Draft struct {
+	Rules, Tests []byte
+}
+
+// Write drafts a rule file and a file of rule unit tests from what observe
+// mode learned. rulesName is how the tests name the rule file, relative to
+// the tests file, e.g. "../rules.yaml". The rule file passes signpost check;
+// Write returns an error when the Document holds no operation, or when
+// Options.Upstream is not a URL.
+func Write(doc *observe.Document, rulesName string, o Options) (*Draft, error) {
+	if doc == nil || len(doc.Operations) == 0 {
+		return nil, errors.New("draft: the document records no operation; observe some traffic first")
+	}
+	if rulesName == "" {
+		return nil, errors.New("draft: name the rule file the tests are for, e.g. ../rules.yaml")
+	}
+	if o.Upstream != "" {
+		if _, err := rules.ParseUpstream(o.Upstream); err != nil {
+			return nil, fmt.Errorf("draft: upstream %q: %v", o.Upstream, err)
+		}
+	}
+	o = o.withDefaults()
+	routes := infer(doc, o)
+	data := renderRules(doc, routes, o)
+	cfg, err := rules.Parse(rulesName, data)
+	if err != nil {
+		// A draft that does not load is this package's mistake.
+		return nil, fmt.Errorf("draft: the drafted rules do not load:\n%v", err)
+	}
+	tests, err := renderTests(routes, cfg, rulesName)
+	if err != nil {
+		return nil, err
+	}
+	return &Draft{Rules: data, Tests: tests}, nil
+}
+
+// routeDraft is what the draft says of one operation.
+type routeDraft struct {
+	op       *observe.Operation
+	name     string
+	nameNote string
+	fields   []*fieldDraft
+	rules    []*ruleDraft
+	// caseOnly lists, per field name, changes in case alone that
+	// recoveries made, which need no alias.
+	caseOnly map[string][]string
+}
+
+// field returns the field observed under name in a location, or nil.
+func (r *routeDraft) field(name, in string) *fieldDraft {
+	for _, f := range r.fields {
+		if f.obs.Name == name && f.obs.In == in {
+			return f
+		}
+	}
+	return nil
+}
+
+// fieldNamed returns the field written under name, or nil.
+func (r *routeDraft) fieldNamed(name string) *fieldDraft {
+	for _, f := range r.fields {
+		if f.name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// pathVars are the variables of the route's template.
+func (r *routeDraft) pathVars() []string {
+	var vs []string
+	for _, s := range segments(r.op.Path) {
+		if s.isVar {
+			vs = append(vs, s.text)
+		}
+	}
+	return vs
+}
+
+// hasArg reports whether a call made from the route can pass its value
+// named a: a path variable, or a field the draft can declare.
+func (r *routeDraft) hasArg(a string) bool {
+	if slices.Contains(r.pathVars(), a) {
+		return true
+	}
+	f := r.fieldNamed(a)
+	return f != nil && !f.credential
+}
+
+// sortedOperations orders operations by path, then by method: GET, POST,
+// PUT, PATCH, DELETE, then the rest.
+func sortedOperations(doc *observe.Document) []*observe.Operation {
+	ops := make([]*observe.Operation, len(doc.Operations))
+	for i := range doc.Operations {
+		ops[i] = &doc.Operations[i]
+	}
+	slices.SortStableFunc(ops, func(a, b *observe.Operation) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(methodOrder(a.Method), methodOrder(b.Method)),
+			strings.Compare(a.Method, b.Method))
+	})
+	return ops
+}
+
+// infer drafts every route: names, then fields, then, with every route's
+// fields known for calls, error rules and aliases.
+func infer(doc *observe.Document, o Options) []*routeDraft {
+	ops := sortedOperations(doc)
+	names, notes := nameRoutes(ops)
+	routes := make([]*routeDraft, len(ops))
+	refs := map[string]*routeRef{}
+	for i, op := range ops {
+		r := &routeDraft{op: op, name: names[i], nameNote: notes[i], caseOnly: map[string][]string{}}
+		seen := map[string]bool{}
+		for j := range op.Fields {
+			f := inferField(op.Method, op.Path, &op.Fields[j], o)
+			for n := 2; seen[f.name]; n++ {
+				f.name = fmt.Sprintf("%s_%d", fieldName(op.Fields[j].Name), n)
+				if f.key == "" {
+					f.key = op.Fields[j].Name
+					if f.obs.In == "body" {
+						f.key = gjsonEscape(f.key)
+					}
+				}
+			}
+			seen[f.name] = true
+			r.fields = append(r.fields, f)
+		}
+		routes[i] = r
+		ref := &routeRef{name: r.name, method: op.Method, path: op.Path, args: r.pathVars()}
+		for _, f := range r.fields {
+			if f.active && f.kind != "" && !slices.Contains(ref.args, f.name) {
+				ref.args = append(ref.args, f.name)
+			}
+		}
+		refs[op.Method+" "+op.Path] = ref
+	}
+	for _, r := range routes {
+		for _, f := range r.fields {
+			if f.kind == "enum" {
+				f.aliases, r.caseOnly[f.name] = aliasesFor(f, r.op.Errors, o)
+			}
+		}
+		codes := map[string]bool{}
+		for i := range r.op.Errors {
+			d := inferRule(r, &r.op.Errors[i], refs, o)
+			if codes[d.code] {
+				base := d.code
+				if alt := textCode(d.err.Text); alt != "" && snakeName.MatchString(base+"_"+alt) && !codes[base+"_"+alt] && d.err.Status < 500 {
+					d.code = base + "_" + alt
+				}
+				for n := 2; codes[d.code]; n++ {
+					d.code = fmt.Sprintf("%s_%d", base, n)
+				}
+			}
+			codes[d.code] = true
+			r.rules = append(r.rules, d)
+		}
+	}
+	return routes
+}

@@ -1,0 +1,328 @@
+package draft
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/internal/redact"
+)
+
+// masked marks a value the recorder hid, as the logs do.
+const masked = "[masked]"
+
+// strongFormats are the formats that, when every successful value parses
+// as one, say more than any closed set of them: a date field seen with
+// three dates is a date field, not an enum of three.
+var strongFormats = []string{"rfc3339-utc", "date", "uuid", "email"}
+
+// fieldDraft is what the draft says of one field of a route.
+type fieldDraft struct {
+	obs  *observe.Field
+	name string // the key under fields:
+	key  string // written as key: when the value lives under another name
+	in   string // written as in: when it is not the default location
+
+	credential bool
+	// The constraint: kind is "enum", "format", "pattern" or "" for none.
+	kind     string
+	enum     []string
+	format   string
+	pattern  string
+	example  string
+	active   bool   // the constraint is written, not commented out
+	why      string // why it is commented out
+	evidence string
+	aliases  []aliasDraft
+	// used is set when an error rule or a call names the field, which
+	// declares it even when its constraint is commented out.
+	used bool
+}
+
+// declared reports whether the field is written under fields:.
+func (f *fieldDraft) declared() bool {
+	return !f.credential && (f.active && f.kind != "" || f.used)
+}
+
+// aliasDraft is one other name callers sent for a permitted value.
+type aliasDraft struct {
+	from, to string
+	count    int64
+	active   bool
+	why      string
+}
+
+// inferField drafts the constraint one field's successful values support.
+func inferField(method, path string, obs *observe.Field, o Options) *fieldDraft {
+	f := &fieldDraft{obs: obs, name: obs.Name}
+	if n := fieldName(obs.Name); n != obs.Name {
+		f.name, f.key = n, obs.Name
+		if obs.In == "body" {
+			f.key = gjsonEscape(obs.Name)
+		}
+	}
+	if obs.In != defaultIn(method, path, obs.Name) {
+		f.in = obs.In
+	}
+	if obs.Credential || redact.CredentialName(obs.Name) {
+		f.credential = true
+		f.evidence = fmt.Sprintf("%s: a credential, sent in %s; its values are never recorded, so nothing is drafted for it", obs.Name, count(obs.Seen, "request"))
+		return f
+	}
+	good := obs.Succeeded
+	few := func(what string) {
+		if good < int64(o.MinEvidence) {
+			f.active, f.why = false, fmt.Sprintf("fewer than %d successful requests; confirm %s", o.MinEvidence, what)
+		}
+	}
+	switch {
+	case good == 0:
+		f.evidence = fmt.Sprintf("%s: sent in %s, none successful; nothing to infer from", obs.Name, count(obs.Seen, "request"))
+		return f
+	case obs.Kind == "mixed":
+		f.evidence = fmt.Sprintf("%s: %s carried values of several JSON types; no constraint drafted", obs.Name, count(good, "successful request"))
+		return f
+	case obs.Kind == "boolean":
+		f.kind, f.format, f.active = "format", "boolean", true
+		f.evidence = fmt.Sprintf("%s: all %d successful values are true or false", obs.Name, good)
+		few("the format")
+		return f
+	case obs.Kind == "number":
+		f.kind, f.format, f.active = "format", "number", true
+		if obs.Formats["integer"] == good {
+			f.format = "integer"
+		}
+		f.evidence = fmt.Sprintf("%s: all %d successful values are JSON numbers%s", obs.Name, good, exampleNote(obs.Good))
+		if f.format == "integer" {
+			f.evidence = fmt.Sprintf("%s: all %d successful values are whole numbers%s", obs.Name, good, exampleNote(obs.Good))
+		}
+		few("the format")
+		return f
+	}
+	for _, name := range strongFormats {
+		if obs.Formats[name] == good {
+			f.kind, f.format, f.active = "format", name, true
+			f.evidence = fmt.Sprintf("%s: all %d successful values are %s (format %s)%s", obs.Name, good, formatNoun(name), name, exampleNote(obs.Good))
+			few("the format")
+			return f
+		}
+	}
+	if obs.In != "body" && obs.Formats["integer"] == good {
+		// Query and path values are text: integer means text that parses
+		// as one. In a JSON body it would refuse the string "5".
+		f.kind, f.format, f.active = "format", "integer", true
+		f.evidence = fmt.Sprintf("%s: all %d successful values are whole numbers%s", obs.Name, good, exampleNote(obs.Good))
+		few("the format")
+		return f
+	}
+	if enum, ok := closedSet(obs, o); ok {
+		f.kind, f.enum, f.active = "enum", enum, true
+		f.evidence = fmt.Sprintf("%s: %s sent %s: %s", obs.Name, count(good, "successful request"), count(int64(len(enum)), "value"), valueList(obs.Good, 6))
+		if len(enum) > 1 && len(obs.Shapes) == 1 && strings.Contains(obs.Shapes[0].Value, "0") {
+			f.evidence += fmt.Sprintf("; all of the shape %s: if more may come, write pattern: '%s'", obs.Shapes[0].Value, shapePattern(obs.Shapes[0].Value))
+		}
+		if good < int64(o.MinEnumSupport) {
+			f.active, f.why = false, fmt.Sprintf("fewer than %d successful requests to call the set closed; confirm it", o.MinEnumSupport)
+		}
+		few("the set")
+		return f
+	}
+	shapes := obs.Shapes
+	if len(shapes) == 0 || !strings.Contains(shapes[0].Value, "0") {
+		f.evidence = fmt.Sprintf("%s: %s, no closed set, format or shape with digits in common%s", obs.Name, count(good, "successful value"), exampleNote(obs.Good))
+		return f
+	}
+	f.kind, f.pattern = "pattern", shapePattern(shapes[0].Value)
+	f.example = patternExample(f.pattern, shapes[0].Value, obs.Good)
+	f.active = true
+	if len(shapes) == 1 && shapes[0].Count == good {
+		f.evidence = fmt.Sprintf("%s: all %d successful values have the shape %s, e.g. %s", obs.Name, good, shapes[0].Value, commentValue(f.example))
+		few("the pattern")
+		return f
+	}
+	f.active, f.why = false, "the successful values have several shapes; confirm the pattern, or widen it"
+	f.evidence = fmt.Sprintf("%s: %d successful values in %s: %s", obs.Name, good, count(int64(len(shapes)), "shape"), valueList(shapes, 4))
+	return f
+}
+
+// closedSet returns the successful values of a field as an enum, when
+// they look like a closed set: not outgrown the record's bound, at most
+// MaxEnum of them, none masked, and not each seen only once. Path
+// variables name things, and are never a set.
+func closedSet(obs *observe.Field, o Options) ([]string, bool) {
+	if obs.Open || obs.In == "path" || obs.Kind != "string" && obs.Kind != "" || len(obs.Good) == 0 || len(obs.Good) > o.MaxEnum {
+		return nil, false
+	}
+	once := true
+	var out []string
+	for _, v := range obs.Good {
+		if v.Value == "" || strings.Contains(v.Value, masked) {
+			return nil, false
+		}
+		if v.Count > 1 {
+			once = false
+		}
+		out = append(out, v.Value)
+	}
+	if once && len(out) > 1 {
+		return nil, false
+	}
+	return out, true
+}
+
+// shapePattern is the regex of a shape: each 0 a run of digits, the rest
+// literal, e.g. T-0 is ^T-[0-9]+$ and v0.0 is ^v[0-9]+\.[0-9]+$.
+func shapePattern(shape string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	for i, part := range strings.Split(shape, "0") {
+		if i > 0 {
+			b.WriteString("[0-9]+")
+		}
+		b.WriteString(regexp.QuoteMeta(part))
+	}
+	b.WriteString("$")
+	return b.String()
+}
+
+// patternExample is the most frequent successful value the pattern takes,
+// else the shape with each 0 read as 1.
+func patternExample(pattern, shape string, good []observe.Value) string {
+	re := regexp.MustCompile(pattern)
+	for _, v := range good {
+		if !strings.Contains(v.Value, masked) && re.MatchString(v.Value) {
+			return v.Value
+		}
+	}
+	return strings.ReplaceAll(shape, "0", "1")
+}
+
+// fieldName is a field's name in the rule file: its own when plain,
+// else spelt in snake_case.
+func fieldName(s string) string {
+	if plainField.MatchString(s) {
+		return s
+	}
+	if n := snake(s); n != "" {
+		return n
+	}
+	return "field"
+}
+
+var plainField = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// gjsonEscape escapes the characters a gjson path reads as syntax.
+func gjsonEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`.*?|#@\!=<>%"`+"`", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// defaultIn is where the loader places a field that does not say.
+func defaultIn(method, path, name string) string {
+	for _, s := range segments(path) {
+		if s.isVar && s.text == name {
+			return "path"
+		}
+	}
+	if method == "POST" || method == "PUT" || method == "PATCH" {
+		return "body"
+	}
+	return "query"
+}
+
+func formatNoun(name string) string {
+	switch name {
+	case "rfc3339-utc":
+		return "RFC 3339 timestamps in UTC"
+	case "date":
+		return "dates"
+	case "uuid":
+		return "UUIDs"
+	case "email":
+		return "email addresses"
+	}
+	return name
+}
+
+// aliasesFor gathers the changes recoveries made to an enum field: a value
+// not permitted followed by a permitted one. A value that differs from a
+// permitted one only in case is left out: signpost matches aliases in any
+// case and suggests by case already, and the loader refuses it.
+func aliasesFor(f *fieldDraft, errs []observe.Error, o Options) (aliases []aliasDraft, caseOnly []string) {
+	permitted := map[string]bool{}
+	folded := map[string]bool{}
+	for _, v := range f.enum {
+		permitted[v] = true
+		folded[strings.ToLower(v)] = true
+	}
+	type key struct{ from, to string }
+	counts := map[key]int64{}
+	var order []key
+	cases := map[string]int64{}
+	var caseOrder []string
+	for _, e := range errs {
+		for _, b := range e.Blamed {
+			if b.Field != f.obs.Name || b.In != f.obs.In {
+				continue
+			}
+			for _, c := range b.Changes {
+				if !permitted[c.To] || permitted[c.From] || c.From == "" || strings.Contains(c.From, masked) {
+					continue
+				}
+				if folded[strings.ToLower(c.From)] {
+					k := c.From + " → " + c.To
+					if _, seen := cases[k]; !seen {
+						caseOrder = append(caseOrder, k)
+					}
+					cases[k] += c.Count
+					continue
+				}
+				k := key{strings.ToLower(c.From), c.To}
+				if _, seen := counts[k]; !seen {
+					order = append(order, k)
+				}
+				counts[k] += c.Count
+			}
+		}
+	}
+	for _, k := range caseOrder {
+		caseOnly = append(caseOnly, fmt.Sprintf("%s (%s)", k, count(cases[k], "recovery")))
+	}
+	// One alias per value sent: the most frequent target wins; a tie is
+	// left for the reviewer.
+	best := map[string]key{}
+	tied := map[string]bool{}
+	for _, k := range order {
+		b, ok := best[k.from]
+		switch {
+		case !ok || counts[k] > counts[b]:
+			best[k.from], tied[k.from] = k, false
+		case counts[k] == counts[b]:
+			tied[k.from] = true
+		}
+	}
+	for _, k := range order {
+		if best[k.from] != k {
+			continue
+		}
+		a := aliasDraft{from: k.from, to: k.to, count: counts[k], active: f.active}
+		switch {
+		case tied[k.from]:
+			a.active, a.why = false, "recoveries sent more than one value after it, as often; choose one"
+		case counts[k] < int64(o.MinEvidence):
+			a.active, a.why = false, fmt.Sprintf("fewer than %d recoveries; confirm it", o.MinEvidence)
+		case !f.active:
+			a.why = "the enum itself awaits confirmation"
+		}
+		aliases = append(aliases, a)
+	}
+	sortAliases(aliases)
+	return aliases, caseOnly
+}
