@@ -66,8 +66,11 @@ func Write(doc *observe.Document, rulesName string, o Options) (*Draft, error) {
 		}
 	}
 	o = o.withDefaults()
-	routes := infer(doc, o)
-	data := renderRules(doc, routes, o)
+	routes, skipped := infer(doc, o)
+	if len(routes) == 0 {
+		return nil, fmt.Errorf("draft: no operation of the document can be a route: %s", strings.Join(skipped, "; "))
+	}
+	data := renderRules(doc, routes, skipped, o)
 	cfg, err := rules.Parse(rulesName, data)
 	if err != nil {
 		// A draft that does not load is this package's mistake.
@@ -149,10 +152,27 @@ func sortedOperations(doc *observe.Document) []*observe.Operation {
 
 // infer drafts every route: names, then fields, then, with every route's
 // fields known for calls, error rules and aliases.
-func infer(doc *observe.Document, o Options) []*routeDraft {
-	ops := sortedOperations(doc)
+// Operations a rule file cannot route, and errors it cannot match, are
+// left out, and said so in skipped.
+func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []string) {
+	var ops []*observe.Operation
+	seenOp := map[string]bool{}
+	for _, op := range sortedOperations(doc) {
+		k := op.Method + " " + routeShape(op.Path)
+		switch {
+		case !routable[op.Method]:
+			skipped = append(skipped, fmt.Sprintf("%s %s: a rule file routes only %s", op.Method, op.Path, "GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS"))
+		case !strings.HasPrefix(op.Path, "/"):
+			skipped = append(skipped, fmt.Sprintf("%s %s: a path template starts with /", op.Method, op.Path))
+		case seenOp[k]:
+			skipped = append(skipped, fmt.Sprintf("%s %s: the same route as an operation above", op.Method, op.Path))
+		default:
+			seenOp[k] = true
+			ops = append(ops, op)
+		}
+	}
 	names, notes := nameRoutes(ops)
-	routes := make([]*routeDraft, len(ops))
+	routes = make([]*routeDraft, len(ops))
 	refs := map[string]*routeRef{}
 	for i, op := range ops {
 		r := &routeDraft{op: op, name: names[i], nameNote: notes[i], caseOnly: map[string][]string{}}
@@ -188,6 +208,10 @@ func infer(doc *observe.Document, o Options) []*routeDraft {
 		}
 		codes := map[string]bool{}
 		for i := range r.op.Errors {
+			if st := r.op.Errors[i].Status; st < 400 || st > 599 {
+				skipped = append(skipped, fmt.Sprintf("%s: an error of status %d, which a rule cannot match", r.name, st))
+				continue
+			}
 			d := inferRule(r, &r.op.Errors[i], refs, o)
 			if codes[d.code] {
 				base := d.code
@@ -202,5 +226,23 @@ func infer(doc *observe.Document, o Options) []*routeDraft {
 			r.rules = append(r.rules, d)
 		}
 	}
-	return routes
+	return routes, skipped
+}
+
+// routable are the methods a rule file routes.
+var routable = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
+
+// routeShape blanks a template's variable names: two templates that differ
+// only in them route alike.
+func routeShape(path string) string {
+	var b strings.Builder
+	for _, s := range segments(path) {
+		b.WriteByte('/')
+		if s.isVar {
+			b.WriteString("{}")
+		} else {
+			b.WriteString(s.text)
+		}
+	}
+	return b.String()
 }

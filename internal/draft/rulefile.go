@@ -10,7 +10,7 @@ import (
 
 // renderRules writes the rule file: a header saying what it is and how to
 // review it, then one route per operation.
-func renderRules(doc *observe.Document, routes []*routeDraft, o Options) []byte {
+func renderRules(doc *observe.Document, routes []*routeDraft, skipped []string, o Options) []byte {
 	w := &writer{}
 	var requests, errs int64
 	for _, op := range doc.Operations {
@@ -30,6 +30,9 @@ func renderRules(doc *observe.Document, routes []*routeDraft, o Options) []byte 
 		w.comment(0, fmt.Sprintf("The record's bounds forgot %d operations, %d errors, %d values and %d pending recoveries:",
 			d.Operations, d.Errors, d.Values, d.Callers))
 		w.comment(0, "what follows rests on the rest.")
+	}
+	for _, s := range skipped {
+		w.comment(0, "Left out: "+s)
 	}
 	w.comment(0, "")
 	w.comment(0, "Review it before serving it. Above each inference, a comment gives its evidence:")
@@ -56,9 +59,9 @@ func renderRules(doc *observe.Document, routes []*routeDraft, o Options) []byte 
 
 func renderRoute(w *writer, r *routeDraft) {
 	op := r.op
-	kinds := "no error no rule explained"
+	kinds := "no error unexplained"
 	if n := len(op.Errors); n > 0 {
-		kinds = fmt.Sprintf("%d %s of error no rule explained", n, map[bool]string{true: "kind", false: "kinds"}[n == 1])
+		kinds = fmt.Sprintf("%d %s of error unexplained", n, map[bool]string{true: "kind", false: "kinds"}[n == 1])
 	}
 	w.comment(2, fmt.Sprintf("%s %s: %s, %d successful; %s", op.Method, op.Path, count(op.Requests, "request"), op.Successes, kinds))
 	if r.nameNote != "" {
@@ -91,6 +94,7 @@ func renderRoute(w *writer, r *routeDraft) {
 				w.comment(6, f.why)
 			}
 			w.line(6, true, f.name+": "+flowMap(f.constraint()))
+			commentAliases(w, f)
 		}
 	}
 
@@ -150,6 +154,7 @@ func renderField(w *writer, r *routeDraft, f *fieldDraft) {
 		if f.kind != "" {
 			w.comment(6, f.why)
 			w.line(6, true, f.name+": "+flowMap(f.constraint()))
+			commentAliases(w, f)
 		}
 		bare()
 		return
@@ -183,6 +188,19 @@ func renderField(w *writer, r *routeDraft, f *fieldDraft) {
 		w.comment(10, note)
 		w.line(10, !a.active, scalar(a.from)+": "+scalar(a.to))
 	}
+}
+
+// commentAliases lists, for an enum written commented out, the aliases
+// recoveries suggest for it.
+func commentAliases(w *writer, f *fieldDraft) {
+	if len(f.aliases) == 0 {
+		return
+	}
+	var parts []string
+	for _, a := range f.aliases {
+		parts = append(parts, fmt.Sprintf("%s → %s (%s)", commentValue(a.from), commentValue(a.to), count(a.count, "recovery")))
+	}
+	w.comment(6, "recoveries suggest aliases: "+strings.Join(parts, ", "))
 }
 
 // renderRule writes an error rule, commented out when it awaits
