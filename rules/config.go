@@ -45,6 +45,19 @@ const (
 	Passthrough Policy = "passthrough" // the upstream's response, untouched
 )
 
+// Enforcement says whether signpost answers for a route or only watches it.
+type Enforcement string
+
+// The enforcement modes.
+const (
+	// Enforce rewrites the upstream's errors and validates as the rules say.
+	Enforce Enforcement = "enforce"
+	// Observe passes every response through byte for byte and records what
+	// enforce would have answered, and the errors no rule explains, for
+	// signpost draft.
+	Observe Enforcement = "observe"
+)
+
 // Mode says when a route's declared fields are validated.
 type Mode string
 
@@ -75,9 +88,21 @@ type Config struct {
 	Unmatched Policy
 	// UnmatchedPos is where the file sets unmatched:, zero when it does not.
 	UnmatchedPos Pos
-	Learn        Learn
+	// Mode is the file's enforcement, each route's default: Enforce unless
+	// the file sets mode: observe.
+	Mode  Enforcement
+	Learn Learn
 	// Routes are in file order.
 	Routes []*Route
+}
+
+// ObserveAll puts the file and every route in observe mode, whatever they
+// say: serve --observe.
+func (c *Config) ObserveAll() {
+	c.Mode = Observe
+	for _, r := range c.Routes {
+		r.Mode = Observe
+	}
 }
 
 // Defaults for learning aliases from traffic.
@@ -180,7 +205,9 @@ type Route struct {
 	// RepeatsOff is set by repeats: off: a caller repeating a failing call
 	// on the route is never told to stop.
 	RepeatsOff bool
-	Pos        Pos
+	// Mode is the route's enforcement: its own mode:, else the file's.
+	Mode Enforcement
+	Pos  Pos
 
 	concerns statusSet // every status some error rule could match
 }

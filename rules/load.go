@@ -196,7 +196,7 @@ func (l *loader) parse(data []byte) *Config {
 	if root == nil {
 		return nil
 	}
-	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap,
+	cfg := &Config{File: l.file, Listen: DefaultListen, Admin: DefaultAdmin, Format: FormatJSON, Unmatched: Wrap, Mode: Enforce,
 		Learn:  Learn{CallerHeader: DefaultCallerHeader, Callers: DefaultCallers, MinCount: DefaultMinCount, RecoveryWindow: DefaultRecoveryWindow},
 		Limits: Limits{ErrorBody: DefaultErrorBody, RequestBody: DefaultRequestBody, Received: DefaultReceived, Errors: DefaultErrors, ListTokens: DefaultListTokens}}
 	l.cfg = cfg
@@ -223,6 +223,10 @@ func (l *loader) parse(data []byte) *Config {
 			if v, ok := l.choice(kv.val, kv.key, policyChoices); ok {
 				cfg.Unmatched, cfg.UnmatchedPos = Policy(v), Pos{kv.keyNode.Line, kv.keyNode.Column}
 			}
+		case "mode":
+			if v, ok := l.choice(kv.val, kv.key, enforcementChoices); ok {
+				cfg.Mode = Enforcement(v)
+			}
 		case "learn":
 			l.learn(kv.val, kv.key, &cfg.Learn)
 		case "routes":
@@ -230,7 +234,11 @@ func (l *loader) parse(data []byte) *Config {
 		}
 	}
 	if routes == nil {
-		l.errorf(root, "routes", "missing; a rule file declares at least one route, e.g.\n%s", exampleFile)
+		// Observing needs no route: it learns the API's operations from
+		// the traffic, for signpost draft to declare.
+		if cfg.Mode != Observe {
+			l.errorf(root, "routes", "missing; a rule file declares at least one route, e.g.\n%s\nor, to learn them from traffic first, sets mode: observe", exampleFile)
+		}
 		return cfg
 	}
 	l.routes(routes, "routes")
@@ -296,11 +304,11 @@ const exampleFile = `  routes:
           field: status`
 
 var (
-	topKeys    = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "learn", "routes"}
+	topKeys    = []string{"upstream", "listen", "admin", "limits", "format", "unmatched", "mode", "learn", "routes"}
 	learnKeys  = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys  = []string{"error_body", "request_body", "received", "errors", "list_tokens", "repeats"}
 	repeatKeys = []string{"failures", "transient"}
-	routeKeys  = []string{"method", "path", "validate", "format", "unmatched", "repeats", "fields", "errors", "description"}
+	routeKeys  = []string{"method", "path", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
 	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
@@ -788,8 +796,8 @@ var (
 
 func (l *loader) routes(n *yaml.Node, path string) {
 	pairs := l.mapping(n, path, nil, "a mapping of route names to routes, e.g. {update_ticket: {method: PATCH, path: /tickets/{ticket_id}}}")
-	if pairs == nil && l.deref(n).Kind == yaml.MappingNode {
-		l.errorf(n, path, "is empty; declare at least one route, e.g.\n%s", exampleFile)
+	if pairs == nil && l.deref(n).Kind == yaml.MappingNode && l.cfg.Mode != Observe {
+		l.errorf(n, path, "is empty; declare at least one route, e.g.\n%s\nor, to learn them from traffic first, set mode: observe", exampleFile)
 	}
 	seen := map[string]string{}
 	for _, kv := range pairs {
@@ -818,7 +826,7 @@ func (l *loader) routes(n *yaml.Node, path string) {
 }
 
 func (l *loader) route(name string, n *yaml.Node, path string) *Route {
-	r := &Route{Name: name, Validate: ValidateAfter, Format: l.cfg.Format, Unmatched: l.cfg.Unmatched}
+	r := &Route{Name: name, Validate: ValidateAfter, Format: l.cfg.Format, Unmatched: l.cfg.Unmatched, Mode: l.cfg.Mode}
 	var fields, errs *yaml.Node
 	var methodNode *yaml.Node
 	pairs := l.mapping(n, path, routeKeys, "a route mapping with method: and path:")
@@ -862,6 +870,10 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 		case "unmatched":
 			if v, ok := l.choice(kv.val, p, policyChoices); ok {
 				r.Unmatched, r.UnmatchedPos = Policy(v), Pos{kv.keyNode.Line, kv.keyNode.Column}
+			}
+		case "mode":
+			if v, ok := l.choice(kv.val, p, enforcementChoices); ok {
+				r.Mode = Enforcement(v)
 			}
 		case "repeats":
 			if off, ok := l.off(kv.val); ok {

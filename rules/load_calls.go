@@ -343,4 +343,6 @@ var (
 	formatChoices = []string{string(FormatJSON), string(FormatProblem)}
 	policyChoices = []string{string(Wrap), string(Passthrough)}
 	modeChoices   = []string{string(ValidateAfter), string(ValidateBefore)}
+	// enforcementChoices are the values of mode:.
+	enforcementChoices = []string{string(Enforce), string(Observe)}
 )

@@ -215,9 +215,10 @@ func TestRuleFileSchemaKnowsTheLoadersKeys(t *testing.T) {
 		{"route.validate (modeChoices)", enumOf(def("route"), "validate"), modeChoices},
 		{"bodyFormat (formatChoices)", strs(def("bodyFormat")["enum"]), formatChoices},
 		{"policy (policyChoices)", strs(def("policy")["enum"]), policyChoices},
+		{"enforcement (enforcementChoices)", strs(def("enforcement")["enum"]), enforcementChoices},
 	} {
 		want := tc.want
-		if !strings.Contains(tc.where, ".") && !strings.HasPrefix(tc.where, "bodyFormat") && !strings.HasPrefix(tc.where, "policy") {
+		if !strings.Contains(tc.where, ".") && !strings.HasPrefix(tc.where, "bodyFormat") && !strings.HasPrefix(tc.where, "policy") && !strings.HasPrefix(tc.where, "enforcement") {
 			want = slices.Sorted(slices.Values(want)) // keys of a mapping: a set
 		}
 		if !slices.Equal(tc.got, want) {
