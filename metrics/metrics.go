@@ -16,6 +16,7 @@ const Unrouted = "(unrouted)"
 type Metrics struct {
 	rejections *prometheus.CounterVec
 	unmatched  *prometheus.CounterVec
+	would      *prometheus.CounterVec
 	oversized  *prometheus.CounterVec
 	failures   *prometheus.CounterVec
 	bodyTokens *prometheus.HistogramVec
@@ -69,6 +70,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "signpost_upstream_errors_unmatched_total",
 			Help: "Upstream error responses that no rule matched, passed through unchanged, by route and status.",
 		}, []string{"route", "status"}),
+		would: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "signpost_would_rewrite_total",
+			Help: "Errors on routes in observe mode, passed through untouched, that enforce mode would have answered with a body of its own, by route and the code it would have sent.",
+		}, []string{"route", "code"}),
 		oversized: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_upstream_error_bodies_oversized_total",
 			Help: "Upstream error bodies larger than the buffering bound, passed through unread, by route.",
@@ -133,7 +138,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "signpost_buffer_budget_exhausted_total",
 		Help: "Upstream error bodies not read, or not read to their end, because the buffer budget was spent: passed through or wrapped unread.",
 	})
-	reg.MustRegister(m.rejections, m.unmatched, m.oversized, m.failures, m.bodyTokens, m.uncounted,
+	reg.MustRegister(m.rejections, m.unmatched, m.would, m.oversized, m.failures, m.bodyTokens, m.uncounted,
 		m.recovery, m.unrecovered, m.stopped, m.repeats, m.duration, m.reloads, m.lastReload, m.limited,
 		m.budgetSize, m.budgetInUse, m.budgetExhausted)
 	m.findRejection = counterOf(m.rejections, 3)
@@ -163,6 +168,10 @@ func (m *Metrics) Rejected(route, code, field string) {
 func (m *Metrics) Unmatched(route string, status int) {
 	m.unmatched.WithLabelValues(route, statusLabel(status)).Inc()
 }
+
+// WouldRewrite counts an error on a route in observe mode that enforce
+// mode would have answered with code.
+func (m *Metrics) WouldRewrite(route, code string) { m.would.WithLabelValues(route, code).Inc() }
 
 // Oversized counts an error body too large to examine.
 func (m *Metrics) Oversized(route string) { m.oversized.WithLabelValues(route).Inc() }
