@@ -65,7 +65,8 @@ type Field struct {
 	// In is where the value lives: "path", "query" or "body".
 	In string `json:"in"`
 	// Kind is the JSON type of the values seen: "string", "number",
-	// "boolean", or "mixed"; path and query values are strings.
+	// "boolean", "object", "array", or "mixed"; path and query values are
+	// strings. An object's or an array's values are not kept, only its kind.
 	Kind string `json:"kind"`
 	// Seen counts requests that carried the field, and Succeeded those
 	// of them that succeeded.
@@ -120,7 +121,7 @@ type Error struct {
 	// window and that then succeeded when repeated: the call that had to
 	// come first. Bounded like Blamed.
 	Before []Value `json:"before,omitempty"`
-	// Sample is one request that met the error, and its response.
+	// Sample is the first request that met the error, and its response.
 	Sample Sample `json:"sample"`
 }
 
@@ -131,7 +132,7 @@ type Blame struct {
 	// Count is how many recoveries changed the field.
 	Count int64 `json:"count"`
 	// Changes are the value sent with the error and the value that
-	// succeeded, most frequent first.
+	// succeeded, most frequent first; "" stands for a field not sent.
 	Changes []Change `json:"changes,omitempty"`
 }
 
