@@ -29,11 +29,17 @@ func (l *lru[K, V]) get(k K) (*V, bool) {
 	if !ok {
 		return nil, false
 	}
+	return l.use(n), true
+}
+
+// use makes n the most recently used entry and returns its value. It lets
+// a caller look a []byte key up as m[string(b)], which copies nothing.
+func (l *lru[K, V]) use(n *lruNode[K, V]) *V {
 	if n != l.head {
 		l.unlink(n)
 		l.pushFront(n)
 	}
-	return &n.val, true
+	return &n.val
 }
 
 // peek returns the entry of k without touching its recency.

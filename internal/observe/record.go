@@ -149,8 +149,10 @@ func (r *Record) operation(x *Exchange) *operation {
 		k, r.vals = inferShape(k, x.Path, r.vals)
 	}
 	r.key = k
-	op, found := r.ops.get(string(k))
-	if !found {
+	var op **operation
+	if n, found := r.ops.m[string(k)]; found {
+		op = r.ops.use(n)
+	} else {
 		op = r.newOperation(x)
 	}
 	if x.Route != "" {
@@ -286,7 +288,7 @@ func (r *Record) observe(op *operation, in, name, kind, raw string, ok, bad bool
 			r.dropped.Values++
 		}
 		r.shape = appendShape(r.shape[:0], v)
-		if !f.shapes.add(string(r.shape), r.o.Values) {
+		if !f.shapes.add(view(r.shape), r.o.Values) {
 			r.dropped.Values++
 		}
 		if kind == kindString {
