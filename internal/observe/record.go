@@ -42,7 +42,7 @@ type Record struct {
 
 	// Scratch reused by each Add, under mu.
 	key    []byte      // the operation's key
-	vals   []string    // the path variables' values
+	vals   []string    // the inferred path variables' values
 	shape  []byte      // a value's shape
 	fields []seenField // the request's fields
 }
@@ -110,8 +110,16 @@ func (r *Record) Add(x *Exchange) {
 	}
 
 	r.fields = r.fields[:0]
-	for i, v := range r.vals {
-		r.observe(op, "path", op.vars[i], kindString, v, ok, bad)
+	if x.Route != "" {
+		for _, name := range op.vars {
+			if v, found := x.Vars[name]; found {
+				r.observe(op, "path", name, kindString, v, ok, bad)
+			}
+		}
+	} else {
+		for i, v := range r.vals {
+			r.observe(op, "path", op.vars[i], kindString, v, ok, bad)
+		}
 	}
 	r.query(op, x.RawQuery, ok, bad)
 	r.body(op, x.Body, ok, bad)
@@ -134,8 +142,8 @@ func (r *Record) Add(x *Exchange) {
 	clear(r.fields)
 }
 
-// operation returns x's operation, made the most recently seen, and sets
-// r.vals to the values of its path variables.
+// operation returns x's operation, made the most recently seen; for an
+// undeclared one, r.vals holds the values of its inferred path variables.
 func (r *Record) operation(x *Exchange) *operation {
 	r.vals = r.vals[:0]
 	k := r.key[:0]
@@ -154,11 +162,6 @@ func (r *Record) operation(x *Exchange) *operation {
 		op = r.ops.use(n)
 	} else {
 		op = r.newOperation(x)
-	}
-	if x.Route != "" {
-		for _, name := range (*op).vars {
-			r.vals = append(r.vals, x.Vars[name])
-		}
 	}
 	return *op
 }

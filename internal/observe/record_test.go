@@ -50,16 +50,19 @@ func TestDeclaredRoute(t *testing.T) {
 		r.Add(&Exchange{Route: "assign", Template: "/tickets/{ticket_id}/assign/{agent}", Method: "post",
 			Vars: map[string]string{"agent": "a7", "ticket_id": id}, Path: "/tickets/" + id + "/assign/a7", Status: 204})
 	}
+	// A variable the proxy did not send is not a value "".
+	r.Add(&Exchange{Route: "assign", Template: "/tickets/{ticket_id}/assign/{agent}", Method: "POST",
+		Vars: map[string]string{"ticket_id": "T-1"}, Path: "/tickets/T-1/assign/", Status: 404})
 	d := r.Document()
 	op := findOp(t, d, "POST", "/tickets/{ticket_id}/assign/{agent}")
-	if op.Route != "assign" || op.Requests != 2 || op.Successes != 2 || len(op.Fields) != 2 {
-		t.Fatalf("operation = %+v; want route assign, 2 successes, 2 fields", op)
+	if op.Route != "assign" || op.Requests != 3 || op.Successes != 2 || len(op.Fields) != 2 {
+		t.Fatalf("operation = %+v; want route assign, 2 successes of 3, 2 fields", op)
 	}
-	if f := op.Fields[0]; f.Name != "ticket_id" || f.In != "path" || len(f.Good) != 2 {
-		t.Errorf("first field = %+v; want path ticket_id with 2 values", f)
+	if f := op.Fields[0]; f.Name != "ticket_id" || f.In != "path" || len(f.Good) != 2 || f.Seen != 3 {
+		t.Errorf("first field = %+v; want path ticket_id seen 3, with 2 good values", f)
 	}
-	if f := op.Fields[1]; f.Name != "agent" || !slices.Equal(f.Good, []Value{{"a7", 2}}) {
-		t.Errorf("second field = %+v; want agent a7 2", f)
+	if f := op.Fields[1]; f.Name != "agent" || f.Seen != 2 || !slices.Equal(f.Good, []Value{{"a7", 2}}) {
+		t.Errorf("second field = %+v; want agent seen 2, a7 2", f)
 	}
 }
 

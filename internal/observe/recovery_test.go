@@ -195,3 +195,14 @@ func TestCallersBound(t *testing.T) {
 		t.Errorf("recovered = %d; want 1", e.Recovered)
 	}
 }
+
+// TestNoCaller leaves exchanges of caller 0, the unknown caller, out of
+// recoveries.
+func TestNoCaller(t *testing.T) {
+	r := New(Options{})
+	r.Add(&Exchange{Method: "PUT", Path: "/a", Status: 422, Response: []byte("e"), Body: []byte(`{"s":"A"}`)})
+	r.Add(&Exchange{Method: "PUT", Path: "/a", Status: 200, Body: []byte(`{"s":"a"}`)})
+	if e := findOp(t, r.Document(), "PUT", "/a").Errors[0]; e.Recovered != 0 || e.Blamed != nil {
+		t.Errorf("error %+v; want no recovery", e)
+	}
+}
