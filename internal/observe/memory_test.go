@@ -46,11 +46,11 @@ func TestMemoryBound(t *testing.T) {
 		t.Fatalf("operations = %d; want %d", len(d.Operations), ops)
 	}
 	for _, op := range d.Operations {
-		if len(op.Errors) != DefaultErrors {
-			t.Errorf("%s errors = %d; want %d", op.Path, len(op.Errors), DefaultErrors)
+		if len(op.Errors) != defaultErrors {
+			t.Errorf("%s errors = %d; want %d", op.Path, len(op.Errors), defaultErrors)
 		}
 	}
-	if want := int64(n - ops*DefaultErrors); d.Dropped.Errors != want {
+	if want := int64(n - ops*defaultErrors); d.Dropped.Errors != want {
 		t.Errorf("dropped errors = %d; want %d", d.Dropped.Errors, want)
 	}
 	if grown > 16<<20 {

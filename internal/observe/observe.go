@@ -20,13 +20,13 @@ type Options struct {
 	Now        func() time.Time // for tests; nil is time.Now
 }
 
-// The defaults of Options.
+// The defaults of Options, which its field comments name.
 const (
-	DefaultOperations = 256
-	DefaultErrors     = 32
-	DefaultValues     = 32
-	DefaultCallers    = 10000
-	DefaultWindow     = 10 * time.Minute
+	defaultOperations = 256
+	defaultErrors     = 32
+	defaultValues     = 32
+	defaultCallers    = 10000
+	defaultWindow     = 10 * time.Minute
 )
 
 // Bounds that Options do not name: they keep one request, one error entry
@@ -48,19 +48,19 @@ const (
 // withDefaults returns o with its zero values replaced by the defaults.
 func (o Options) withDefaults() Options {
 	if o.Operations <= 0 {
-		o.Operations = DefaultOperations
+		o.Operations = defaultOperations
 	}
 	if o.Errors <= 0 {
-		o.Errors = DefaultErrors
+		o.Errors = defaultErrors
 	}
 	if o.Values <= 0 {
-		o.Values = DefaultValues
+		o.Values = defaultValues
 	}
 	if o.Callers <= 0 {
-		o.Callers = DefaultCallers
+		o.Callers = defaultCallers
 	}
 	if o.Window <= 0 {
-		o.Window = DefaultWindow
+		o.Window = defaultWindow
 	}
 	if o.Now == nil {
 		o.Now = time.Now

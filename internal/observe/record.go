@@ -223,8 +223,9 @@ func (r *Record) query(op *operation, q string, ok, bad bool) {
 	}
 }
 
-// body observes the top-level members of a JSON object body. An object's
-// or an array's kind is kept, not its value.
+// body observes the top-level members of a JSON object body, whatever its
+// declared type; any other body is left out. An object's or an array's
+// kind is kept, not its value.
 func (r *Record) body(op *operation, b []byte, ok, bad bool) {
 	s := view(b)
 	t := strings.TrimLeft(s, " \t\r\n")
