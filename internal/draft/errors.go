@@ -283,6 +283,9 @@ func (d *ruleDraft) retryFor(op *observe.Operation, e *observe.Error, o Options)
 	case unchanged && e.Recovered >= int64(o.MinEvidence):
 		d.retryable = true
 		d.evidence = append(d.evidence, fmt.Sprintf("%s of %d by repeating the same call: retryable", count(e.Recovered, "recovery"), e.Count))
+	case !unchanged:
+		// Callers got past it by changing the call: repeating it as it
+		// was is no remedy, and the rule says so by leaving retryable out.
 	default:
 		d.retryNote = fmt.Sprintf("retryable: true  # %s by repeating the same call, fewer than %d; confirm it", count(e.Recovered, "recovery"), o.MinEvidence)
 	}

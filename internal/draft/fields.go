@@ -116,14 +116,22 @@ func inferField(method, path string, obs *observe.Field, o Options) *fieldDraft 
 		few("the format")
 		return f
 	}
-	if enum, ok := closedSet(obs, o); ok {
+	enum, ok := closedSet(obs, o)
+	recurs := ok && len(enum) > 1 && good >= enumRecurrence*int64(len(enum))
+	digits := len(obs.Shapes) == 1 && strings.Contains(obs.Shapes[0].Value, "0")
+	if ok && (recurs || !digits) {
 		f.kind, f.enum, f.active = "enum", enum, true
 		f.evidence = fmt.Sprintf("%s: %s sent %s: %s", obs.Name, count(good, "successful request"), count(int64(len(enum)), "value"), valueList(obs.Good, 6))
 		if len(enum) > 1 && len(obs.Shapes) == 1 && strings.Contains(obs.Shapes[0].Value, "0") {
 			f.evidence += fmt.Sprintf("; all of the shape %s: if more may come, write pattern: '%s'", obs.Shapes[0].Value, shapePattern(obs.Shapes[0].Value))
 		}
-		if good < int64(o.MinEnumSupport) {
+		switch {
+		case good < int64(o.MinEnumSupport):
 			f.active, f.why = false, fmt.Sprintf("fewer than %d successful requests to call the set closed; confirm it", o.MinEnumSupport)
+		case len(enum) == 1:
+			f.active, f.why = false, "one value alone says nothing of the others; confirm the set"
+		case !recurs:
+			f.active, f.why = false, fmt.Sprintf("each value seen fewer than %d times on average: they may be names, not a set; confirm it", enumRecurrence)
 		}
 		few("the set")
 		return f
@@ -170,6 +178,12 @@ func closedSet(obs *observe.Field, o Options) ([]string, bool) {
 	}
 	return out, true
 }
+
+// enumRecurrence is how often, on average, each value of a closed set must
+// have been seen for the draft to declare it: a set recurs, where titles
+// and names grow with each request. With fewer, a shape with digits is
+// drafted as a pattern instead, and any other set is left commented out.
+const enumRecurrence = 3
 
 // shapePattern is the regex of a shape: each 0 a run of digits, the rest
 // literal, e.g. T-0 is ^T-[0-9]+$ and v0.0 is ^v[0-9]+\.[0-9]+$.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -186,13 +187,8 @@ func errorCase(r *routeDraft, route *rules.Route, d *ruleDraft) *yaml.Node {
 	code := d.code
 	if faulty {
 		// A value that breaks its declared constraint is told the
-		// constraint, under the code of the first rule naming the field.
-		for _, e := range route.Errors {
-			if e.Field == blamed {
-				code = e.Code
-				break
-			}
-		}
+		// constraint, under the code signpost gives the field's faults.
+		code = rewrite.FieldCode(route, blamed)
 	}
 	up := []any{"status", num(d.status)}
 	if ct := s.ContentType; ct != "" {
