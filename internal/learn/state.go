@@ -181,3 +181,7 @@ func (s *State) caller(c *Caller) callerID {
 	c.id, c.named = callerID(h.Sum64()), true
 	return c.id
 }
+
+// CallerOf returns the hash that names c's sender, as the trackers name it:
+// for records kept apart from the State, such as observe mode's.
+func (s *State) CallerOf(c *Caller) uint64 { return uint64(s.caller(c)) }
