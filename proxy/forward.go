@@ -64,8 +64,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 		}
 	}
 	httpwire.RemoveConnectionHeaders(h, connectionTokens)
-	// The id is signpost's, whatever the upstream's Connection names.
-	h[RequestIDHeader] = ex.idValue
+	// The id is signpost's, whatever the upstream's Connection names;
+	// observe mode adds nothing.
+	if !ex.observing {
+		h[RequestIDHeader] = ex.idValue
+	}
 	// Trailers the upstream announced are announced again, the Trailer
 	// field being hop-by-hop, as httputil.ReverseProxy does.
 	announced := len(res.Trailer)

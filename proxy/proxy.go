@@ -24,6 +24,7 @@ import (
 
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -60,6 +61,12 @@ type Options struct {
 	// error bodies being examined, raw and decoded; past it, a body is
 	// handled as one over limits.error_body. Zero means 64 MiB.
 	BufferBudget int64
+
+	// Observed records the exchanges of routes in observe mode, and
+	// Answers what enforce mode would have answered on them; a server
+	// shares both across reloads. Nil, New makes them.
+	Observed *observe.Record
+	Answers  *observe.Answers
 
 	// Pool carries exchanges with a plain-http upstream, and Fallback the
 	// rest (upgrades, https); a server shares both across reloads. Nil,
@@ -101,6 +108,9 @@ type Proxy struct {
 	bodyTimeout time.Duration
 	// budget is charged for every error body buffered.
 	budget *budget.Budget
+	// observed and answers keep what observe mode sees.
+	observed *observe.Record
+	answers  *observe.Answers
 }
 
 // New builds the proxy for a loaded rule file.
@@ -131,6 +141,13 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	p.budget = opts.Budget
 	if p.budget == nil {
 		p.budget = budget.New(opts.BufferBudget, p.metrics)
+	}
+	p.observed, p.answers = opts.Observed, opts.Answers
+	if p.observed == nil {
+		p.observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
+	}
+	if p.answers == nil {
+		p.answers = observe.NewAnswers(0)
 	}
 	p.state = opts.State
 	if p.state == nil {
@@ -221,6 +238,10 @@ type exchange struct {
 	// route's variables, and the upstream's answer, are read into them.
 	vars     map[string]string
 	response upstream.Reused
+	// observing is set when the request is only watched (observe mode);
+	// requestType is its Content-Type, for the record.
+	observing   bool
+	requestType string
 	// out is the request as it goes to the upstream, on the direct path.
 	out outgoing
 	// shared is set once httputil.ReverseProxy carries the exchange: its
@@ -332,11 +353,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if route, vars := p.routes.findInto(r, ex.vars); route != nil {
+	route, vars := p.routes.findInto(r, ex.vars)
+	if route != nil {
 		ex.route = route
 		ex.req.Vars = vars
 		ex.req.RawQuery = r.URL.RawQuery
 		ex.req.Header = r.Header
+	}
+	if ex.observing = p.observes(route); ex.observing {
+		p.observeRequest(r, ex)
+	} else if route != nil {
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
 			limit := p.cfg.Limits.RequestBody
 			body, err := bufferRequest(r, limit, &ex.callerBody)
@@ -438,6 +464,12 @@ func (p *Proxy) Upstream() *url.URL { return p.target }
 // declare, and whether aliases are learned at all.
 func (p *Proxy) Aliases() ([]learn.Proposal, bool) { return p.state.Proposals(p.cfg) }
 
+// Observed returns what observe mode recorded, and the answers enforce
+// mode would have sent on the routes it watches, most recent first.
+func (p *Proxy) Observed() (observe.Document, []observe.Answer) {
+	return p.observed.Document(), p.answers.List()
+}
+
 // RouteFor returns the declared route a request goes to, with its path
 // variables, or nil when no route declares it.
 func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
@@ -472,9 +504,20 @@ func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 // render encodes e in the format in force for the exchange's route (the
 // file's, when unrouted), appending to dst, and has its tokens counted.
 func (p *Proxy) render(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, string) {
-	format, name := p.cfg.Format, metrics.Unrouted
+	body, ctype := p.encode(ex, e, dst)
+	name := metrics.Unrouted
 	if ex.route != nil {
-		format, name = ex.route.Format, ex.route.Name
+		name = ex.route.Name
+	}
+	p.state.CountTokens(name, body)
+	return body, ctype
+}
+
+// encode is render without the count: for a body that is not sent.
+func (p *Proxy) encode(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, string) {
+	format := p.cfg.Format
+	if ex.route != nil {
+		format = ex.route.Format
 	}
 	var body []byte
 	ctype := rewrite.ContentType
@@ -488,6 +531,5 @@ func (p *Proxy) render(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, stri
 	default:
 		body = e.AppendJSON(dst)
 	}
-	p.state.CountTokens(name, body)
 	return body, ctype
 }

@@ -43,6 +43,9 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 
 // modify is modifyResponse for the exchange ex.
 func (p *Proxy) modify(res *http.Response, ex *exchange) error {
+	if ex.observing {
+		return p.observeResponse(res, ex)
+	}
 	// The caller's id wins over any the upstream set: it is the one the
 	// caller knows and signpost logs.
 	res.Header[RequestIDHeader] = ex.idValue
