@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -25,6 +26,9 @@ type Serving interface {
 	// Aliases returns the aliases learned so far that the rules do not
 	// declare, and whether aliases are learned at all.
 	Aliases() ([]learn.Proposal, bool)
+	// Observed returns what observe mode recorded, and the answers
+	// enforce mode would have sent on the routes it watches.
+	Observed() (observe.Document, []observe.Answer)
 }
 
 // Admin is what the admin endpoints read and do. Its functions may be nil
@@ -72,6 +76,9 @@ type Check struct {
 //	               ?verbose lists the checks, ?exclude=name skips one
 //	GET /rules     the rules in force, with their positions, as JSON
 //	GET /aliases   the aliases learned from traffic, as JSON
+//	GET /draft     what observe mode learned, as JSON, for signpost draft
+//	GET /observed  the answers enforce mode would have sent on the routes
+//	               observe mode watches, beside the upstream's, as JSON
 func Handler(a Admin) http.Handler {
 	if a.Gatherer == nil {
 		a.Gatherer = prometheus.Gatherers(nil)
@@ -93,6 +100,14 @@ func Handler(a Admin) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"aliases": out})
+	})
+	mux.HandleFunc("GET /draft", func(w http.ResponseWriter, _ *http.Request) {
+		doc, _ := a.observed()
+		writeJSON(w, doc)
+	})
+	mux.HandleFunc("GET /observed", func(w http.ResponseWriter, _ *http.Request) {
+		_, answers := a.observed()
+		writeJSON(w, map[string]any{"answers": answers})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Gatherer, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
@@ -120,6 +135,25 @@ func (a Admin) aliases() (list []learn.Proposal, learning bool) {
 		return []learn.Proposal{}, false
 	}
 	return p.Aliases()
+}
+
+// observed is what the current proxy's observe mode recorded, and the
+// answers it would have sent.
+func (a Admin) observed() (observe.Document, []observe.Answer) {
+	p := a.current()
+	if p == nil {
+		return observe.Document{Version: observe.DocumentVersion, Operations: []observe.Operation{}}, []observe.Answer{}
+	}
+	return p.Observed()
+}
+
+// writeJSON answers v as indented JSON.
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // bodies quoted as they were: <title>, not \u003ctitle\u003e
+	_ = enc.Encode(v)
 }
 
 // upstream is the upstream of the proxy serving now, or "".

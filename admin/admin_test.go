@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -72,13 +73,18 @@ type adminFixture struct {
 // serving is a proxy as the admin endpoints read it: its rules, its
 // upstream, and the aliases it proposes.
 type serving struct {
-	cfg     *rules.Config
-	aliases []learn.Proposal
+	cfg      *rules.Config
+	aliases  []learn.Proposal
+	observed observe.Document
+	answers  []observe.Answer
 }
 
 func (s *serving) Config() *rules.Config             { return s.cfg }
 func (s *serving) Upstream() *url.URL                { return s.cfg.Upstream }
 func (s *serving) Aliases() ([]learn.Proposal, bool) { return s.aliases, true }
+func (s *serving) Observed() (observe.Document, []observe.Answer) {
+	return s.observed, s.answers
+}
 
 func newAdminFixture(t *testing.T) *adminFixture {
 	t.Helper()
@@ -130,6 +136,8 @@ func TestAdminWithNothing(t *testing.T) {
 		{"/readyz?verbose", 503, "text/plain; charset=utf-8", "[-]rules failed: no rules loaded\nreadyz check failed\n", nil},
 		{"/rules", 503, "application/json", `{"error":"no_rules","message":"no rules are loaded"}` + "\n", nil},
 		{"/aliases", 200, "application/json", `{"aliases":[]}` + "\n", nil},
+		{"/draft", 200, "application/json", "", []string{`"version": 1`, `"operations": []`}},
+		{"/observed", 200, "application/json", "{\n  \"answers\": []\n}\n", nil},
 		{"/metrics", 200, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", "", nil},
 		{"/", 200, "text/html; charset=utf-8", "", []string{
 			`<span class="bad">none loaded</span>`,
@@ -417,5 +425,44 @@ func TestAliasesEndpointUnchanged(t *testing.T) {
 	want := `{"aliases":[{"route":"update_ticket","field":"status","alias":"done","value":"closed","count":4}]}` + "\n"
 	if body := bodyOf(t, res); body != want {
 		t.Errorf("GET /aliases = %s, want %s", body, want)
+	}
+}
+
+// TestObserveMode checks what the admin listener shows of observe mode:
+// the record as /draft, the would-be answers as /observed, and both on the
+// stats page, beside the upstream's body, only when something observes.
+func TestObserveMode(t *testing.T) {
+	f := newAdminFixture(t)
+	if body := bodyOf(t, get(t, f.admin(), "/")); strings.Contains(body, `id="observe"`) {
+		t.Error("the stats page shows an observe mode section while nothing observes")
+	}
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	f.p.observed = observe.Document{Version: observe.DocumentVersion, Operations: []observe.Operation{{
+		Method: "GET", Path: "/customers", Requests: 8,
+		Errors: []observe.Error{{Status: 500, Text: "500 <Internal> Server Error", Count: 4, FirstSeen: at, LastSeen: at}},
+	}}}
+	f.p.answers = []observe.Answer{{At: at, Route: "update_ticket", RequestID: "req-1", Method: "PATCH", Path: "/tickets/T-1",
+		Status: 400, Code: "invalid_status", Upstream: `{"error":"Invalid status"}`,
+		Would: `{"error":"invalid_status","field":"status","received":"OPEN"}`}}
+
+	page := bodyOf(t, get(t, f.admin(), "/"))
+	for _, want := range []string{
+		`<section id="observe">`,
+		`<td>update_ticket</td><td>PATCH /tickets/T-1<br><span class="pos">req-1</span></td><td class="n">400</td>`,
+		`<code>{&#34;error&#34;:&#34;Invalid status&#34;}</code>`,
+		`<code>{&#34;error&#34;:&#34;invalid_status&#34;,&#34;field&#34;:&#34;status&#34;,&#34;received&#34;:&#34;OPEN&#34;}</code>`,
+		`<td>GET /customers</td><td class="n">500</td><td><code>500 &lt;Internal&gt; Server Error</code></td><td class="n">4</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the stats page lacks %s", want)
+		}
+	}
+	var doc observe.Document
+	if err := json.Unmarshal([]byte(bodyOf(t, get(t, f.admin(), "/draft"))), &doc); err != nil || len(doc.Operations) != 1 || doc.Operations[0].Errors[0].Count != 4 {
+		t.Errorf("GET /draft = %+v (%v), want the recorded document", doc, err)
+	}
+	var observed struct{ Answers []observe.Answer }
+	if err := json.Unmarshal([]byte(bodyOf(t, get(t, f.admin(), "/observed"))), &observed); err != nil || len(observed.Answers) != 1 || observed.Answers[0].Code != "invalid_status" {
+		t.Errorf("GET /observed = %+v (%v), want the answer kept", observed, err)
 	}
 }

@@ -16,7 +16,9 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // The stats page is one server-rendered HTML document, in the tradition of
@@ -82,9 +84,15 @@ type pageData struct {
 	Routes         []*pageRoute
 	Learning       bool
 	Aliases        []learn.Proposal
-	GatherErr      string
-	Style          template.CSS
-	Script         template.JS
+	// Observing is set when a route, or the file, is in observe mode;
+	// Answers are what enforce would have sent there, and Unexplained
+	// the errors no rule explains, most frequent first.
+	Observing   bool
+	Answers     []observe.Answer
+	Unexplained []pageUnexplained
+	GatherErr   string
+	Style       template.CSS
+	Script      template.JS
 }
 
 type pageCheck struct {
@@ -123,6 +131,15 @@ type pageRoute struct {
 
 type pageCount struct{ Name, Count string }
 
+// pageUnexplained is one kind of error observe mode saw no rule explain.
+type pageUnexplained struct {
+	Operation, Status, Text, Count, LastSeen string
+}
+
+// maxPageUnexplained bounds the unexplained errors the page lists; /draft
+// has them all.
+const maxPageUnexplained = 20
+
 type pageRejection struct{ Code, Field, Count string }
 
 type pageBucket struct {
@@ -149,6 +166,7 @@ func (a Admin) pageData(now time.Time, refresh int) *pageData {
 		}
 	}
 	d.Aliases, d.Learning = a.aliases()
+	a.observation(d, now)
 
 	acc := map[string]*routeAcc{}
 	mfs, err := a.Gatherer.Gather()
@@ -185,6 +203,33 @@ func (a Admin) pageData(now time.Time, refresh int) *pageData {
 		d.Routes = append(d.Routes, pr)
 	}
 	return d
+}
+
+// observation fills the page's observe mode section.
+func (a Admin) observation(d *pageData, now time.Time) {
+	if cfg := a.config(); cfg != nil {
+		d.Observing = cfg.Mode == rules.Observe
+		for _, r := range cfg.Routes {
+			d.Observing = d.Observing || r.Mode == rules.Observe
+		}
+	}
+	doc, answers := a.observed()
+	d.Answers = answers
+	d.Observing = d.Observing || len(answers) > 0
+	for _, op := range doc.Operations {
+		for _, e := range op.Errors {
+			d.Unexplained = append(d.Unexplained, pageUnexplained{Operation: op.Method + " " + op.Path,
+				Status: strconv.Itoa(e.Status), Text: e.Text, Count: strconv.FormatInt(e.Count, 10), LastSeen: when(e.LastSeen, now)})
+		}
+	}
+	slices.SortStableFunc(d.Unexplained, func(x, y pageUnexplained) int {
+		nx, _ := strconv.Atoi(x.Count)
+		ny, _ := strconv.Atoi(y.Count)
+		return cmp.Compare(ny, nx)
+	})
+	if len(d.Unexplained) > maxPageUnexplained {
+		d.Unexplained = d.Unexplained[:maxPageUnexplained]
+	}
 }
 
 func boolInt(b bool) int {

@@ -24,6 +24,7 @@ import (
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/front"
 	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/proxy"
@@ -116,6 +117,14 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		// A request still running after a timed-out drain may use it
 		// after Close; the state drops what it is given then.
 		defer state.Close()
+	}
+	if opts.Observed == nil {
+		// Observe mode's record outlives reloads: switching a route to
+		// enforce and back loses nothing learned.
+		opts.Observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
+	}
+	if opts.Answers == nil {
+		opts.Answers = observe.NewAnswers(0)
 	}
 	if opts.Transport == nil && opts.Pool == nil {
 		// Shared by every proxy the reloads build, so that a reload keeps
