@@ -46,7 +46,7 @@ func TestCommands(t *testing.T) {
 	}{
 		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:", "signpost check FILE..."}},
 		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"signpost serve --config FILE"}},
-		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"? commands: serve, check, test, explain, schema, import, aliases, demo, version`}},
+		{name: "unknown command", args: []string{"serv"}, code: 2, stderr: []string{`unknown command "serv"; did you mean "serve"? commands: serve, check, test, explain, schema, import, draft, aliases, demo, version`}},
 		{name: "version", args: []string{"version"}, code: 0, stdout: []string{"signpost ", "go1."}},
 		{name: "check clean", args: []string{"check", "../../configs/tickets.yaml"}, code: 0,
 			stdout: []string{"../../configs/tickets.yaml: ok: 5 routes, 11 fields, 10 error rules"}, emptyError: true},

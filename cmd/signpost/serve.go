@@ -34,6 +34,7 @@ type serveFlags struct {
 	shutdownDelay                 time.Duration
 	readHeader, read, write, idle time.Duration
 	maxHeader                     int
+	observe                       bool
 }
 
 // serve runs the proxy until SIGINT or SIGTERM.
@@ -46,6 +47,7 @@ func serve(fs *flag.FlagSet) runFunc {
 	fs.DurationVar(&f.write, "write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
 	fs.DurationVar(&f.idle, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	fs.IntVar(&f.maxHeader, "max-header-bytes", server.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
+	fs.BoolVar(&f.observe, "observe", false, "observe every route, whatever the rule file's mode: pass every answer through untouched, and record what enforce would answer and the errors no rule explains, for signpost draft")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(args); err != nil {
 			return exitUsage
@@ -57,6 +59,17 @@ func serve(fs *flag.FlagSet) runFunc {
 		cfg, opts, code := f.start(fs.Args(), stdout, stderr)
 		if code != exitOK {
 			return code
+		}
+		if f.observe {
+			cfg.ObserveAll()
+			load := opts.Load
+			opts.Load = func() (*rules.Config, error) {
+				c, err := load()
+				if c != nil {
+					c.ObserveAll()
+				}
+				return c, err
+			}
 		}
 		opts.Listen = f.listen
 		opts.ShutdownDelay = f.shutdownDelay

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/signpost-proxy/signpost/internal/draft"
+	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+const draftHelp = `Usage: signpost draft (--admin ADDRESS | --from FILE) [-o FILE] [--upstream URL]
+
+Writes a rule file from what observe mode learned of the API: routes with the path
+templates the traffic used, fields with the constraint their values support, an
+error rule for each error no rule explained, with the field callers changed to get
+past it, and aliases from the values they replaced. Each inference carries its
+evidence as a comment; what the traffic does not make certain is left commented
+out for a person to confirm. With -o, the rule tests drawn from the observed
+exchanges go beside it (NAME.tests.yaml), for signpost test.
+
+--admin reads GET /draft from a running signpost's admin listener; --from reads a
+document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json).`
+
+// maxDraftDocument bounds the document draft reads: the record's own
+// bounds keep it far smaller.
+const maxDraftDocument = 64 << 20
+
+func draftCmd(fs *flag.FlagSet) runFunc {
+	admin := fs.String("admin", "", "admin `address` of a signpost in observe mode, e.g. 127.0.0.1:9090")
+	from := fs.String("from", "", "a document saved from GET /draft (`file`; - for standard input)")
+	out := fs.String("o", "", "write the rule file to `file`, and its tests beside it; default: the rule file to standard output")
+	upstream := fs.String("upstream", "", "upstream base `URL` to write into the rule file")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the admin listener")
+	return func(args []string, stdout, stderr io.Writer) int {
+		if err := fs.Parse(args); err != nil {
+			return exitUsage
+		}
+		if (*admin == "") == (*from == "") || fs.NArg() > 0 {
+			fmt.Fprintln(stderr, "signpost draft: name one source, e.g. signpost draft --admin 127.0.0.1:9090 -o draft.yaml, or signpost draft --from observed.json")
+			return exitUsage
+		}
+		if *upstream != "" {
+			if _, err := rules.ParseUpstream(*upstream); err != nil {
+				fmt.Fprintln(stderr, "signpost draft: --upstream "+err.Error())
+				return exitUsage
+			}
+		}
+		doc, err := readDocument(*admin, *from, *timeout)
+		if err != nil {
+			fmt.Fprintln(stderr, "signpost draft: "+err.Error())
+			return exitFindings
+		}
+		rulesName := "draft.yaml"
+		if *out != "" {
+			rulesName = filepath.Base(*out)
+		}
+		d, err := draft.Write(doc, rulesName, draft.Options{Upstream: *upstream})
+		if err != nil {
+			fmt.Fprintln(stderr, "signpost draft: "+err.Error())
+			return exitFindings
+		}
+		if *out == "" {
+			_, _ = stdout.Write(d.Rules)
+			return exitOK
+		}
+		tests := testsPath(*out)
+		for _, f := range []struct {
+			path string
+			data []byte
+		}{{*out, d.Rules}, {tests, d.Tests}} {
+			if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+				fmt.Fprintln(stderr, "signpost draft: "+err.Error())
+				return exitFindings
+			}
+		}
+		cfg, err := rules.Load(*out)
+		if err != nil {
+			// A draft that does not load is a fault of draft's own.
+			fmt.Fprintln(stderr, err)
+			fmt.Fprintf(stderr, "signpost draft: %s does not pass check\n", *out)
+			return exitFindings
+		}
+		fmt.Fprintf(stdout, "wrote %s (%d routes from %d operations observed) and %s\nnext: review the comments, then signpost check %s && signpost test %s\n",
+			*out, len(cfg.Routes), len(doc.Operations), tests, *out, tests)
+		return exitOK
+	}
+}
+
+// testsPath names the tests file written beside the rule file path:
+// draft.yaml → draft.tests.yaml.
+func testsPath(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".tests" + cmp.Or(ext, ".yaml")
+}
+
+// readDocument reads the observe document from a running signpost's admin
+// listener, or from a file.
+func readDocument(admin, from string, timeout time.Duration) (*observe.Document, error) {
+	var r io.Reader
+	var where string
+	switch {
+	case admin != "":
+		url := admin
+		if !strings.Contains(url, "://") {
+			url = "http://" + url
+		}
+		url = strings.TrimSuffix(url, "/") + "/draft"
+		c := &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil}}
+		res, err := c.Get(url)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w; is signpost serving with --admin %s?", url, err, admin)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s answered %s; a signpost admin listener answers 200", url, res.Status)
+		}
+		r, where = res.Body, url
+	case from == "-":
+		r, where = os.Stdin, "standard input"
+	default:
+		f, err := os.Open(from)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r, where = f, from
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxDraftDocument+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", where, err)
+	}
+	if len(data) > maxDraftDocument {
+		return nil, fmt.Errorf("%s is larger than %d MiB; a document from GET /draft is far smaller", where, maxDraftDocument>>20)
+	}
+	var doc observe.Document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s is not JSON (at byte %d: %v); save the document with curl -s http://127.0.0.1:9090/draft > observed.json", where, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%s is not a document from GET /draft: %v", where, err)
+	}
+	if doc.Version != observe.DocumentVersion {
+		return nil, fmt.Errorf("%s has version %d; this signpost reads version %d, from GET /draft of the same release", where, doc.Version, observe.DocumentVersion)
+	}
+	return &doc, nil
+}
