@@ -179,8 +179,19 @@ func (a *API) assignTicket(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// crashPage is what the API's web server answers when the search's SQL
+// breaks: a quote in the query is pasted into it unescaped.
+const crashPage = "<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head>\n" +
+	"<body><h1>Internal Server Error</h1><p>SQLSTATE[42601]: syntax error at or near \"'\"</p></body></html>\n"
+
 func (a *API) searchCustomers(w http.ResponseWriter, r *http.Request) {
 	q := strings.ToLower(r.URL.Query().Get("query"))
+	if strings.Contains(q, "'") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(crashPage))
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	found := []Customer{}
