@@ -26,6 +26,7 @@ func exported(t *testing.T) map[string]bool {
 	m := metrics.New(reg)
 	m.Rejected("r", "c", "f")
 	m.Unmatched("r", 400)
+	m.WouldRewrite("r", "c")
 	m.Oversized("r")
 	m.UpstreamFailed("r", "upstream_timeout")
 	m.BodyTokens("r", 40)
