@@ -31,7 +31,7 @@ if [[ -n ${BENCH_QUICK:-} ]]; then
 fi
 
 UP_PORT=18101 SP_PORT=18102 SP_ADMIN=18103 PLAIN_PORT=18104 NGINX_PORT=18105 HAP_PORT=18106
-BIG_PORT=18107 BIG_ADMIN=18108 PIPE_PORT=18111 PIPE_ADMIN=18112
+BIG_PORT=18107 BIG_ADMIN=18108 PIPE_PORT=18111 PIPE_ADMIN=18112 OBS_PORT=18113 OBS_ADMIN=18114
 MCP_PORT=18109 MCP_ADMIN=18110
 
 # --- prerequisites -----------------------------------------------------------
@@ -50,7 +50,7 @@ HAVE_HAPROXY=1
 command -v haproxy >/dev/null 2>&1 || HAVE_HAPROXY=0
 command -v curl >/dev/null 2>&1 || { echo "run.sh: curl not found (used for the sanity checks): apt-get install -y curl" >&2; exit 2; }
 
-for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $MCP_PORT $MCP_ADMIN $PIPE_PORT $PIPE_ADMIN; do
+for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $MCP_PORT $MCP_ADMIN $PIPE_PORT $PIPE_ADMIN $OBS_PORT $OBS_ADMIN; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18112 first" >&2
 		exit 2
@@ -207,10 +207,16 @@ start pipereader cat "$TMP/signpost-pipe.fifo"
 start_to "$TMP/signpost-pipe.fifo" signpostpipe "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" \
 	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$PIPE_PORT" \
 	--admin "127.0.0.1:$PIPE_ADMIN" --watch=false
+# signpostobserve serves the same rules in observe mode: answers pass
+# through, what enforce would answer is logged, and every exchange is
+# recorded for signpost draft.
+start signpostobserve "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" --observe \
+	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$OBS_PORT" \
+	--admin "127.0.0.1:$OBS_ADMIN" --watch=false
 start plain "$TMP/plainproxy" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$UP_PORT"
 start nginx nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log"
-TARGETS=(signpost signpost1k signpostpipe plain nginx)
-declare -A PORT=([signpost]=$SP_PORT [signpost1k]=$BIG_PORT [signpostpipe]=$PIPE_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
+TARGETS=(signpost signpost1k signpostpipe signpostobserve plain nginx)
+declare -A PORT=([signpost]=$SP_PORT [signpost1k]=$BIG_PORT [signpostpipe]=$PIPE_PORT [signpostobserve]=$OBS_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
 if ((HAVE_HAPROXY)); then
 	start haproxy haproxy -db -f "$TMP/haproxy.cfg"
 	TARGETS+=(haproxy)
@@ -221,8 +227,9 @@ for t in "${TARGETS[@]}"; do wait_port "$t" "${PORT[$t]}"; done
 PATHS=(get big patch400 create3)
 # serves PATH TARGET: whether the target is measured on the path. The
 # 1,000-route file declares the ticket routes only, last; the log to a
-# pipe matters where a line is logged, and is compared with the file.
-serves() { [[ $2 != signpost1k && $2 != signpostpipe || $1 == get || $1 == patch400 ]]; }
+# pipe matters where a line is logged, and is compared with the file;
+# observe mode is compared with enforce on the success and the rewrite.
+serves() { [[ $2 != signpost1k && $2 != signpostpipe && $2 != signpostobserve || $1 == get || $1 == patch400 ]]; }
 declare -A URLPATH=([get]=/tickets/T-1 [big]=/big [patch400]=/tickets/T-1 [create3]=/tickets)
 declare -A SCRIPT=([get]="" [big]="" [patch400]=$TMP/patch.lua [create3]=$TMP/create.lua)
 declare -A LABEL=(
@@ -404,7 +411,7 @@ AWK_LIB='
 	echo "signpost end-to-end benchmark: $ROUNDS round(s) x $DURATION, $CONNS connections, $THREADS wrk threads; $PINNING"
 	echo "CPU µs/req is user+system time of the proxy (upstream apart) per request; RSS is VmHWM (nginx: master+worker)."
 	echo "signpost-1k serves a generated file of 1,000 routes with 10 error rules each, the measured routes declared last."
-	echo "signpost logs at its default level (info: a line per rewritten error) to a file on $(stat -f -c %T "$TMP"); signpostpipe to a pipe read by cat."
+	echo "signpost logs at its default level (info: a line per rewritten error) to a file on $(stat -f -c %T "$TMP"); signpostpipe to a pipe read by cat; signpostobserve serves the same rules with --observe."
 	echo "Each wrong call carries an X-Session-Id of its own: the first wrong call of an agent."
 	((HAVE_HAPROXY)) || echo "haproxy not installed: its rows are skipped (apt-get install -y haproxy)."
 	echo
@@ -458,6 +465,8 @@ AWK_LIB='
 		bar("rewritten 400: signpost req/s vs nginx passing the 400 through", ratio("patch400", "signpost", "patch400", "nginx"), ">=", 0.7, "×")
 		bar("small success: p99 vs nginx", p99ratio("get", "signpost", "nginx"), "<=", 1.5, "×")
 		printf "| log to a pipe, not a file: rewritten 400 req/s | %.2f× | (reported) | |\n", ratio("patch400", "signpostpipe", "patch400", "signpost")
+		bar("observe mode vs enforce: small success req/s", ratio("get", "signpostobserve", "get", "signpost"), ">=", 0.9, "×")
+		bar("observe mode vs enforce: the 400 (passed through, recorded) req/s", ratio("patch400", "signpostobserve", "patch400", "signpost"), ">=", 0.9, "×")
 		bar("1,000 routes vs 10: small success req/s", ratio("get", "signpost1k", "get", "signpost"), ">=", 0.9, "×")
 		bar("1,000 routes vs 10: rewritten 400 req/s", ratio("patch400", "signpost1k", "patch400", "signpost"), ">=", 0.9, "×")
 		bar("1,000 routes x 10 rules: load and check", load_ms / 1000, "<=", 1, " s")
