@@ -134,3 +134,54 @@ func wantIdentical(t *testing.T, what string, got, direct *reply) {
 		}
 	}
 }
+
+// TestObserveSwitchedByReload switches a route from observe to enforce
+// with a reload, no restart: the same wrong call passes through untouched,
+// then comes back rewritten, and what observe mode recorded stays.
+func TestObserveSwitchedByReload(t *testing.T) {
+	up := newUpstream(t, ticketapi.New().Handler())
+	path := filepath.Join(t.TempDir(), "tickets.yaml")
+	rulesFor := func(mode string) []byte {
+		return []byte(`mode: ` + mode + `
+routes:
+  update_ticket:
+    method: PATCH
+    path: /tickets/{ticket_id}
+    fields:
+      status: {enum: [open, pending, closed]}
+    errors:
+      - match: {status: 400, json: error, equals: Invalid status}
+        code: invalid_status
+        field: status
+`)
+	}
+	if err := os.WriteFile(path, rulesFor("observe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := startSignpost(t, path, up.URL, "--watch=false")
+	wrong := []byte(`{"status":"OPEN"}`)
+	got := send(t, "PATCH", sp.URL+"/tickets/T-8841", wrong, "Content-Type", "application/json", "X-Session-Id", "a")
+	if got.status != 400 || string(got.body) != `{"error":"Invalid status"}` || got.header.Get(requestIDHeader) != "" {
+		t.Fatalf("observing: %d %s %v, want the API's own 400, untouched", got.status, got.body, got.header)
+	}
+	sp.wantCounter(t, 1, "signpost_would_rewrite_total", "route", "update_ticket", "code", "invalid_status")
+
+	if err := os.WriteFile(path, rulesFor("enforce"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := send(t, "POST", sp.Admin+"/-/reload", nil); r.status != 200 {
+		t.Fatalf("POST /-/reload: %d %s", r.status, r.body)
+	}
+	got = send(t, "PATCH", sp.URL+"/tickets/T-8841", wrong, "Content-Type", "application/json", "X-Session-Id", "b")
+	wantJSONError(t, got, 400, `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+	sp.wantCounter(t, 1, "signpost_would_rewrite_total", "route", "update_ticket", "code", "invalid_status")
+	var doc struct {
+		Operations []struct {
+			Route    string
+			Requests int
+		}
+	}
+	if r := send(t, "GET", sp.Admin+"/draft", nil); json.Unmarshal(r.body, &doc) != nil || len(doc.Operations) != 1 || doc.Operations[0].Route != "update_ticket" {
+		t.Errorf("GET /draft after the reload: %s, want what observe mode recorded before it", r.body)
+	}
+}
