@@ -61,6 +61,9 @@ func observedUpstream(hits *atomic.Int64) http.Handler {
 		hits.Add(1)
 		io.Copy(io.Discard, r.Body)
 		h := w.Header()
+		if id := r.Header.Get("X-Request-Id"); id != "" {
+			h.Set("X-Echoed-Id", id) // as upstreams that trace requests do
+		}
 		h.Set("Server", "legacy/1.2 (internal-host-7)")
 		h.Set("X-Powered-By", "PHP/5.6")
 		switch r.URL.Path {

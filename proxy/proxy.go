@@ -334,6 +334,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex.idValue = []string{ex.id}
 	ex.caller = learn.Caller{Header: r.Header, Remote: r.RemoteAddr}
 	ex.req.Method, ex.req.Path, ex.req.RawQuery = r.Method, r.URL.Path, r.URL.RawQuery
+	sentID := r.Header[RequestIDHeader]
 	r.Header[RequestIDHeader] = ex.idValue
 	defer release(ex, r) // deferred first, so run last
 	defer p.finish(ex, r, start)
@@ -361,6 +362,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.req.Header = r.Header
 	}
 	if ex.observing = p.observes(route); ex.observing {
+		// The upstream gets the request as the caller sent it: no id of
+		// signpost's, which it might echo.
+		if sentID == nil {
+			delete(r.Header, RequestIDHeader)
+		} else {
+			r.Header[RequestIDHeader] = sentID
+		}
 		p.observeRequest(r, ex)
 	} else if route != nil {
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
