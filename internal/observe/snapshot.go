@@ -21,9 +21,7 @@ func (r *Record) Document() Document {
 	r.ops.each(func(_ string, op **operation) {
 		d.Operations = append(d.Operations, (*op).document())
 	})
-	slices.SortFunc(d.Operations, func(a, b Operation) int {
-		return cmp.Or(cmp.Compare(a.Method, b.Method), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Route, b.Route))
-	})
+	slices.SortFunc(d.Operations, compareOperations)
 	return d
 }
 
@@ -43,9 +41,7 @@ func (op *operation) document() Operation {
 	op.errors.each(func(k errKey, e *errEntry) {
 		o.Errors = append(o.Errors, e.document(k))
 	})
-	slices.SortFunc(o.Errors, func(a, b Error) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Status, b.Status), cmp.Compare(a.Text, b.Text), cmp.Compare(a.JSON, b.JSON))
-	})
+	slices.SortFunc(o.Errors, compareErrors)
 	return o
 }
 
@@ -88,15 +84,37 @@ func (e *errEntry) document(k errKey) Error {
 	}
 	for _, b := range e.blamed {
 		changes := slices.Clone(b.changes)
-		slices.SortFunc(changes, func(x, y Change) int {
-			return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
-		})
+		slices.SortFunc(changes, compareChanges)
 		d.Blamed = append(d.Blamed, Blame{Field: b.field.name, In: b.field.in, Count: b.count, Changes: changes})
 	}
-	slices.SortFunc(d.Blamed, func(x, y Blame) int {
-		return cmp.Or(cmp.Compare(y.Count, x.Count), cmp.Compare(x.Field, y.Field), cmp.Compare(x.In, y.In))
-	})
+	slices.SortFunc(d.Blamed, compareBlames)
 	return d
+}
+
+// The orders of a Document, each total on the entries one list may hold,
+// so that the same record always reads the same.
+
+// compareOperations orders operations by method, then path, then route.
+func compareOperations(a, b Operation) int {
+	return cmp.Or(cmp.Compare(a.Method, b.Method), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Route, b.Route))
+}
+
+// compareErrors orders errors most frequent first, then by status, text
+// and JSON path.
+func compareErrors(a, b Error) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Status, b.Status), cmp.Compare(a.Text, b.Text), cmp.Compare(a.JSON, b.JSON))
+}
+
+// compareBlames orders blamed fields most often blamed first, then by name
+// and place.
+func compareBlames(a, b Blame) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Field, b.Field), cmp.Compare(a.In, b.In))
+}
+
+// compareChanges orders changes most frequent first, then by the failing
+// value and the value that succeeded.
+func compareChanges(a, b Change) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 }
 
 // sortValues orders values most frequent first, then by value.
