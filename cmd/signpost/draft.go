@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-const draftHelp = `Usage: signpost draft (--admin ADDRESS | --from FILE) [-o FILE] [--upstream URL]
+const draftHelp = `Usage: signpost draft (--admin ADDRESS | --from FILE)... [-o FILE] [--upstream URL]
 
 Writes a rule file from what observe mode learned of the API: routes with the path
 templates the traffic used, fields with the constraint their values support, an
@@ -29,24 +30,35 @@ out for a person to confirm. With -o, the rule tests drawn from the observed
 exchanges go beside it (NAME.tests.yaml), for signpost test.
 
 --admin reads GET /draft from a running signpost's admin listener; --from reads a
-document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json).`
+document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json). Both
+repeat, and combine: the documents of several replicas, each of which observed its
+share of the traffic, are merged into one before drafting.`
 
 // maxDraftDocument bounds the document draft reads: the record's own
 // bounds keep it far smaller.
 const maxDraftDocument = 64 << 20
 
 func draftCmd(fs *flag.FlagSet) runFunc {
-	admin := fs.String("admin", "", "admin `address` of a signpost in observe mode, e.g. 127.0.0.1:9090")
-	from := fs.String("from", "", "a document saved from GET /draft (`file`; - for standard input)")
+	var admin, from multiFlag
+	fs.Var(&admin, "admin", "admin `address` of a signpost in observe mode, e.g. 127.0.0.1:9090 (repeatable)")
+	fs.Var(&from, "from", "a document saved from GET /draft (`file`, repeatable; - for standard input)")
 	out := fs.String("o", "", "write the rule file to `file`, and its tests beside it; default: the rule file to standard output")
 	upstream := fs.String("upstream", "", "upstream base `URL` to write into the rule file")
-	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the admin listener")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each admin listener")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(args); err != nil {
 			return exitUsage
 		}
-		if (*admin == "") == (*from == "") || fs.NArg() > 0 {
-			fmt.Fprintln(stderr, "signpost draft: name one source, e.g. signpost draft --admin 127.0.0.1:9090 -o draft.yaml, or signpost draft --from observed.json")
+		if len(admin)+len(from) == 0 {
+			fmt.Fprintln(stderr, "signpost draft: name a source, e.g. signpost draft --admin 127.0.0.1:9090 -o draft.yaml, or signpost draft --from observed.json")
+			return exitUsage
+		}
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "signpost draft: unexpected argument %q; name each document with its own --from, e.g. --from a.json --from b.json\n", fs.Arg(0))
+			return exitUsage
+		}
+		if i := slices.Index(from, "-"); i >= 0 && slices.Contains(from[i+1:], "-") {
+			fmt.Fprintln(stderr, "signpost draft: --from - given twice; standard input holds one document: save the others to files")
 			return exitUsage
 		}
 		if *upstream != "" {
@@ -55,7 +67,7 @@ func draftCmd(fs *flag.FlagSet) runFunc {
 				return exitUsage
 			}
 		}
-		doc, err := readDocument(*admin, *from, *timeout)
+		doc, err := readDocuments(admin, from, *timeout)
 		if err != nil {
 			fmt.Fprintln(stderr, "signpost draft: "+err.Error())
 			return exitFindings
@@ -90,8 +102,12 @@ func draftCmd(fs *flag.FlagSet) runFunc {
 			fmt.Fprintf(stderr, "signpost draft: %s does not pass check\n", *out)
 			return exitFindings
 		}
-		fmt.Fprintf(stdout, "wrote %s (%d routes from %d operations observed) and %s\nnext: review the comments, then signpost check %s && signpost test %s\n",
-			*out, len(cfg.Routes), len(doc.Operations), tests, *out, tests)
+		merged := ""
+		if n := len(admin) + len(from); n > 1 {
+			merged = fmt.Sprintf(", merged from %d documents", n)
+		}
+		fmt.Fprintf(stdout, "wrote %s (%d routes from %d operations observed%s) and %s\nnext: review the comments, then signpost check %s && signpost test %s\n",
+			*out, len(cfg.Routes), len(doc.Operations), merged, tests, *out, tests)
 		return exitOK
 	}
 }
@@ -103,38 +119,81 @@ func testsPath(path string) string {
 	return strings.TrimSuffix(path, ext) + ".tests" + cmp.Or(ext, ".yaml")
 }
 
-// readDocument reads the observe document from a running signpost's admin
-// listener, or from a file.
-func readDocument(admin, from string, timeout time.Duration) (*observe.Document, error) {
-	var r io.Reader
-	var where string
-	switch {
-	case admin != "":
-		url := admin
-		if !strings.Contains(url, "://") {
-			url = "http://" + url
-		}
-		url = strings.TrimSuffix(url, "/") + "/draft"
-		c := &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil}}
-		res, err := c.Get(url)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %w; is signpost serving with --admin %s?", url, err, admin)
-		}
-		defer res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET %s answered %s; a signpost admin listener answers 200", url, res.Status)
-		}
-		r, where = res.Body, url
-	case from == "-":
-		r, where = os.Stdin, "standard input"
-	default:
-		f, err := os.Open(from)
+// readDocuments reads the observe document of each admin listener and of
+// each file, and merges them when there are several.
+func readDocuments(admins, files []string, timeout time.Duration) (*observe.Document, error) {
+	var docs []observe.Document
+	var where []string
+	for _, a := range admins {
+		doc, url, err := fetchDocument(a, timeout)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		r, where = f, from
+		docs, where = append(docs, *doc), append(where, url)
 	}
+	for _, f := range files {
+		doc, name, err := openDocument(f)
+		if err != nil {
+			return nil, err
+		}
+		docs, where = append(docs, *doc), append(where, name)
+	}
+	if len(docs) == 1 {
+		return &docs[0], nil
+	}
+	doc, err := observe.Merge(docs...)
+	if err != nil {
+		var me *observe.MergeError
+		if errors.As(err, &me) && me.With >= 0 {
+			return nil, fmt.Errorf("%s and %s: %v", where[me.With], where[me.Doc], err)
+		}
+		if me != nil {
+			return nil, fmt.Errorf("%s: %v", where[me.Doc], err)
+		}
+		return nil, err
+	}
+	return &doc, nil
+}
+
+// fetchDocument reads the observe document from a running signpost's admin
+// listener, returning it and the URL it read.
+func fetchDocument(admin string, timeout time.Duration) (*observe.Document, string, error) {
+	url := admin
+	if !strings.Contains(url, "://") {
+		url = "http://" + url
+	}
+	url = strings.TrimSuffix(url, "/") + "/draft"
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil}}
+	res, err := c.Get(url)
+	if err != nil {
+		return nil, url, fmt.Errorf("cannot read %s: %w; is signpost serving with --admin %s?", url, err, admin)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, url, fmt.Errorf("GET %s answered %s; a signpost admin listener answers 200", url, res.Status)
+	}
+	doc, err := decodeDocument(res.Body, url)
+	return doc, url, err
+}
+
+// openDocument reads a saved observe document, - being standard input,
+// returning it and the name it goes by in messages.
+func openDocument(name string) (*observe.Document, string, error) {
+	if name == "-" {
+		doc, err := decodeDocument(os.Stdin, "standard input")
+		return doc, "standard input", err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, name, err
+	}
+	defer f.Close()
+	doc, err := decodeDocument(f, name)
+	return doc, name, err
+}
+
+// decodeDocument reads one observe document from r, named where.
+func decodeDocument(r io.Reader, where string) (*observe.Document, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxDraftDocument+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", where, err)

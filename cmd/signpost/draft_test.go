@@ -1,11 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // TestDraftRefusesBadInput checks that each mistake on draft's command
@@ -27,9 +34,11 @@ func TestDraftRefusesBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no source", []string{"draft"}, exitUsage, "name one source, e.g. signpost draft --admin 127.0.0.1:9090"},
-		{"two sources", []string{"draft", "--admin", "127.0.0.1:9090", "--from", "x.json"}, exitUsage, "name one source"},
-		{"an argument", []string{"draft", "--from", "x.json", "extra"}, exitUsage, "name one source"},
+		{"no source", []string{"draft"}, exitUsage, "name a source, e.g. signpost draft --admin 127.0.0.1:9090"},
+		{"an argument", []string{"draft", "--from", "x.json", "extra"}, exitUsage,
+			`unexpected argument "extra"; name each document with its own --from, e.g. --from a.json --from b.json`},
+		{"standard input twice", []string{"draft", "--from", "-", "--from", "x.json", "--from", "-"}, exitUsage,
+			"--from - given twice; standard input holds one document: save the others to files"},
 		{"a bad upstream", []string{"draft", "--from", "x.json", "--upstream", "ftp://x"}, exitUsage, "--upstream"},
 		{"a missing file", []string{"draft", "--from", "/nonexistent/observed.json"}, exitFindings, "no such file"},
 		{"not JSON", []string{"draft", "--from", writeFile(t, "log.txt", "level=info msg=hello\n")}, exitFindings,
@@ -46,6 +55,122 @@ func TestDraftRefusesBadInput(t *testing.T) {
 			code, _, stderr := run(t, tt.args...)
 			if code != tt.code || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// replicaDocs are the documents two replicas observed of the demo's ticket
+// API, each its share of the traffic.
+var replicaDocs = []string{
+	"../../internal/observe/testdata/tickets.replica-a.json",
+	"../../internal/observe/testdata/tickets.replica-b.json",
+}
+
+// readReplica returns a replica's document as its JSON and decoded.
+func readReplica(t *testing.T, path string) ([]byte, observe.Document) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d observe.Document
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return data, d
+}
+
+// TestDraftMergesReplicas drafts from the documents of two replicas, one
+// read from its admin listener and the other from a file, or both from
+// files, and wants one rule file of their summed counts that passes
+// rules.Load.
+func TestDraftMergesReplicas(t *testing.T) {
+	dataA, a := readReplica(t, replicaDocs[0])
+	_, b := readReplica(t, replicaDocs[1])
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/draft" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(dataA)
+	}))
+	defer admin.Close()
+
+	var requests, errs int64
+	for _, d := range []observe.Document{a, b} {
+		for _, op := range d.Operations {
+			requests += op.Requests
+			for _, e := range op.Errors {
+				errs += e.Count
+			}
+		}
+	}
+	summary := fmt.Sprintf("# since %s: %d requests to 5 operations, and %d upstream errors no rule explained.",
+		a.Since.UTC().Format("2006-01-02T15:04:05Z"), requests, errs)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"two files", []string{"--from", replicaDocs[0], "--from", replicaDocs[1]}},
+		{"an admin listener and a file", []string{"--from", replicaDocs[1], "--admin", admin.URL}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "tickets.yaml")
+			code, stdout, stderr := run(t, append(append([]string{"draft"}, tc.args...), "-o", out)...)
+			if code != exitOK || !strings.Contains(stdout, "(5 routes from 5 operations observed, merged from 2 documents)") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 5 routes merged from 2 documents", code, stdout, stderr)
+			}
+			written, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{
+				summary,
+				"# GET /customers: 12 requests, 6 successful; 1 kind of error unexplained",
+				"# 400 error = Invalid status: 8 times (25% of 32 requests)",
+				"# 8 of 8 recoveries changed status: active → open (6), Opened → open (2)",
+			} {
+				if !strings.Contains(string(written), want) {
+					t.Errorf("%s lacks %q:\n%s", out, want, written)
+				}
+			}
+			if _, err := rules.Load(out); err != nil {
+				t.Errorf("the merged draft does not load: %v", err)
+			}
+		})
+	}
+}
+
+// TestDraftRefusesMerge checks that documents that cannot be merged are
+// named, with what to do.
+func TestDraftRefusesMerge(t *testing.T) {
+	dataA, _ := readReplica(t, replicaDocs[0])
+	edit := func(name, from, to string) string {
+		t.Helper()
+		s := strings.Replace(string(dataA), from, to, 1)
+		if s == string(dataA) {
+			t.Fatalf("no %q in %s", from, replicaDocs[0])
+		}
+		return writeFile(t, name, s)
+	}
+	v2 := edit("v2.json", `"version": 1`, `"version": 2`)
+	short := edit("short-window.json", `"recovery_window": "10m0s"`, `"recovery_window": "5m0s"`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another version", []string{"--from", replicaDocs[0], "--from", v2},
+			v2 + " has version 2; this signpost reads version 1, from GET /draft of the same release"},
+		{"another recovery window", []string{"--from", replicaDocs[0], "--from", short},
+			replicaDocs[0] + " and " + short + ": documents observed with different recovery windows: 10m0s and 5m0s; draft them apart or align learn.recovery_window"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, append([]string{"draft"}, tc.args...)...)
+			if code != exitFindings || stdout != "" || stderr != "signpost draft: "+tc.want+"\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout, stderr, exitFindings, tc.want)
 			}
 		})
 	}

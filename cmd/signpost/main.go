@@ -73,7 +73,7 @@ var commands = []command{
 	{"explain", "explain --config FILE ...", "show which rule matches an upstream error, and why not the others", explainHelp, explain},
 	{"schema", "schema FILE [--format F]", "export routes as LLM tool definitions with their constraints", schemaHelp, schema},
 	{"import", "import openapi SPEC [-o FILE]", "write a starter rule file from an OpenAPI 3 document", importHelp, importCmd},
-	{"draft", "draft --admin ADDRESS [-o FILE]", "write a rule file from what observe mode learned of the API", draftHelp, draftCmd},
+	{"draft", "draft --admin ADDRESS... [-o FILE]", "write a rule file from what observe mode learned of the API", draftHelp, draftCmd},
 	{"aliases", "aliases --from LOGFILE", "propose aliases observed in signpost's logs", aliasesHelp, aliases},
 	{"demo", "demo", "show a wrong call answered with and without signpost", demoHelp, demo},
 	{"version", "version", "print the version", versionHelp, printVersion},
@@ -86,8 +86,12 @@ var commands = []command{
 func usage() string {
 	var b strings.Builder
 	b.WriteString(usageHead)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-38s %s\n", "signpost "+c.synopsis, c.summary)
+		width = max(width, len("signpost "+c.synopsis))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-*s %s\n", width, "signpost "+c.synopsis, c.summary)
 	}
 	b.WriteString(usageTail)
 	return b.String()
