@@ -58,3 +58,55 @@ func TestMemoryBound(t *testing.T) {
 	}
 	t.Logf("%d errors: live heap %d bytes at the bounds, grew %d bytes", n, base, grown)
 }
+
+// TestCallersMemoryBound fills the table of callers at its worst: every
+// caller with errors pending on as many operations as it may, each with
+// as many values held as a pending error keeps. Callers past the bound are
+// forgotten, and the heap the record holds stays under a bar a sidecar can
+// carry.
+func TestCallersMemoryBound(t *testing.T) {
+	callers := defaultCallers
+	if raceEnabled || testing.Short() {
+		callers = 2_000
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	base := heap() // before the record: its tables are counted too
+	r := New(Options{Callers: callers})
+	// A body of values as long as a value is kept, more than are held.
+	body := []byte("{")
+	for i := range maxHeld + 8 {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `"field_`+strconv.Itoa(i)+`":"`...)
+		for range valueBytes {
+			body = append(body, 'v')
+		}
+		body = append(body, '"')
+	}
+	body = append(body, '}')
+	x := &Exchange{Method: "POST", Status: 400, ResponseType: "application/json", Response: []byte(`{"error":"Invalid"}`), Body: body}
+	for c := range 2 * callers {
+		x.Caller = uint64(c + 1)
+		for op := range maxPending + 1 {
+			x.Path = "/op" + strconv.Itoa(op)
+			r.Add(x)
+		}
+	}
+	grown := int64(heap()) - int64(base)
+	runtime.KeepAlive(r)
+	perCaller := grown / int64(callers)
+	// maxPending errors of maxHeldBytes of values each, and what holds them.
+	if bar := int64(maxPending*maxHeldBytes) * 3; perCaller > bar {
+		t.Errorf("%d bytes a caller at worst, want under %d", perCaller, bar)
+	}
+	if d := r.Document(); d.Dropped.Callers == 0 {
+		t.Errorf("no caller forgotten with a recovery pending, after %d callers over a bound of %d", 2*callers, callers)
+	}
+	t.Logf("%d callers at their worst: the record grew %d bytes, %d a caller", callers, grown, perCaller)
+}
