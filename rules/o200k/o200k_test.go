@@ -87,3 +87,24 @@ func BenchmarkCount(b *testing.B) {
 		Count(body)
 	}
 }
+
+// TestIndexFindsEveryToken probes the embedded index for each token: it
+// must lead to the token's own rank, or the data and the index were
+// written by different hashes or layouts.
+func TestIndexFindsEveryToken(t *testing.T) {
+	v := vocab()
+	for r := range v.n {
+		tok := v.token(r)
+		if tok == "" {
+			continue
+		}
+		if got := v.rank(tok); got != r {
+			t.Fatalf("token %d %q: the index gives rank %d", r, tok, got)
+		}
+	}
+	for _, s := range []string{"", "no such token at all, surely", "\xff\xfe\xfd\xfc"} {
+		if got := v.rank(s); got != -1 {
+			t.Errorf("rank(%q) = %d, want -1", s, got)
+		}
+	}
+}

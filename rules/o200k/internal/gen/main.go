@@ -1,9 +1,10 @@
 // Command gen writes o200k.bin, the compact vocabulary package o200k
 // embeds, from the o200k_base vocabulary of github.com/tiktoken-go/tokenizer.
 //
-// The file holds, little-endian: the magic "o200k\x00", the number of ranks
-// n as a uint32, n+1 uint32 offsets, and the tokens' bytes in rank order;
-// token r is bytes[offset[r]:offset[r+1]], empty for an unused rank.
+// The file holds, little-endian: the magic "o200k\x01", the number of ranks
+// n and the number of index slots m as uint32s, n+1 uint32 offsets, the m
+// uint32 slots of the index (internal/index), and the tokens' bytes in rank
+// order; token r is bytes[offset[r]:offset[r+1]], empty for an unused rank.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/signpost-proxy/signpost/rules/o200k/internal/index"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
@@ -37,11 +39,15 @@ func main() {
 		data.WriteString(tok)
 	}
 	offsets = append(offsets, uint32(data.Len()))
+	tokens := data.Bytes()
+	slots := index.Build(ranks, func(r int) string { return string(tokens[offsets[r]:offsets[r+1]]) })
 	var b bytes.Buffer
-	b.WriteString("o200k\x00")
+	b.WriteString("o200k\x01")
 	binary.Write(&b, binary.LittleEndian, uint32(ranks))
+	binary.Write(&b, binary.LittleEndian, uint32(len(slots)))
 	binary.Write(&b, binary.LittleEndian, offsets)
-	b.Write(data.Bytes())
+	binary.Write(&b, binary.LittleEndian, slots)
+	b.Write(tokens)
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
