@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -127,6 +128,7 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 	if f.upstream != "" {
 		opts.Upstream, _ = rules.ParseUpstream(f.upstream) // checked above
 	}
+	trustFallbackRootsFor(cmp.Or(opts.Upstream, cfg.Upstream))
 	if cfg.Upstream == nil && opts.Upstream == nil {
 		fmt.Fprintf(stderr, "signpost %s: no upstream: set upstream: in %s or pass --upstream, e.g. --upstream http://127.0.0.1:8081\n", f.cmd, f.config)
 		return nil, opts, exitUsage
@@ -138,7 +140,14 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 	// The same checks as at start, on every reload: a file that loads but
 	// names no upstream, with none on the command line, is refused there.
 	path := f.config
-	opts.Load = func() (*rules.Config, error) { return rules.Load(path) }
+	fixed := opts.Upstream
+	opts.Load = func() (*rules.Config, error) {
+		c, err := rules.Load(path)
+		if c != nil && fixed == nil {
+			trustFallbackRootsFor(c.Upstream) // a reload may name an https upstream
+		}
+		return c, err
+	}
 	opts.Watch = f.watch
 	f.lines = logbuffer.New(logTo, logbuffer.Options{Delay: f.logFlush})
 	opts.Log, _ = newLogger(f.lines, f.logFormat, f.logLevel) // checked above
