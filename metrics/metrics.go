@@ -37,11 +37,13 @@ type Metrics struct {
 
 	// The series every request or rewrite touches, found without hashing.
 	rejectionSeries   series[prometheus.Counter]
+	wouldSeries       series[prometheus.Counter]
 	tokenSeries       series[prometheus.Observer]
 	durationSeries    series[prometheus.Observer]
 	recoverySeries    series[prometheus.Observer]
 	unrecoveredSeries series[prometheus.Counter]
 	findRejection     func(labels) prometheus.Counter
+	findWould         func(labels) prometheus.Counter
 	findTokens        func(labels) prometheus.Observer
 	findDuration      func(labels) prometheus.Observer
 	findRecovery      func(labels) prometheus.Observer
@@ -142,6 +144,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.recovery, m.unrecovered, m.stopped, m.repeats, m.duration, m.reloads, m.lastReload, m.limited,
 		m.budgetSize, m.budgetInUse, m.budgetExhausted)
 	m.findRejection = counterOf(m.rejections, 3)
+	m.findWould = counterOf(m.would, 2)
 	m.findTokens = observerOf(m.bodyTokens, 1)
 	m.findDuration = observerOf(m.duration, 2)
 	m.findRecovery = observerOf(m.recovery, 2)
@@ -171,7 +174,9 @@ func (m *Metrics) Unmatched(route string, status int) {
 
 // WouldRewrite counts an error on a route in observe mode that enforce
 // mode would have answered with code.
-func (m *Metrics) WouldRewrite(route, code string) { m.would.WithLabelValues(route, code).Inc() }
+func (m *Metrics) WouldRewrite(route, code string) {
+	m.wouldSeries.get(labels{route, code, ""}, m.findWould).Inc()
+}
 
 // Oversized counts an error body too large to examine.
 func (m *Metrics) Oversized(route string) { m.oversized.WithLabelValues(route).Inc() }

@@ -173,7 +173,22 @@ func BenchmarkRewritePath(b *testing.B) {
 	// remembered (10,000 by default) turn over.
 	b.Run("agents", func(b *testing.B) {
 		f := newProxy(b, nil)
+		agents(b, benchProxy(b, up, Options{Metrics: f.m, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}))
+	})
+	// The same in observe mode: the 400 passed through, what enforce would
+	// have answered logged, and each exchange recorded.
+	b.Run("observed", func(b *testing.B) {
+		f := newProxy(b, nil)
 		p := benchProxy(b, up, Options{Metrics: f.m, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		p.cfg.ObserveAll()
+		agents(b, p)
+	})
+}
+
+// agents sends the wrong PATCH through p, each time from a caller of its
+// own.
+func agents(b *testing.B, p *Proxy) {
+	{
 		b.ReportAllocs()
 		n := 0
 		for b.Loop() {
@@ -186,7 +201,7 @@ func BenchmarkRewritePath(b *testing.B) {
 				b.Fatalf("status %d; want 400: %s", w.Code, w.Body)
 			}
 		}
-	})
+	}
 }
 
 // discard is a ResponseWriter that keeps nothing of the body, so that a

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -41,7 +42,17 @@ func (p *Proxy) observes(route *rules.Route) bool {
 func (p *Proxy) observeRequest(r *http.Request, ex *exchange) {
 	ex.requestType = httpwire.FirstValue(r.Header["Content-Type"])
 	if r.Body != nil && r.Body != http.NoBody && namesJSON(ex.requestType) && r.ContentLength <= observeBodyLimit {
-		head, err := readHead(r.Body, observeBodyLimit)
+		var head []byte
+		var err error
+		if r.ContentLength >= 0 {
+			// One read of the declared length, into a buffer of its size.
+			head = make([]byte, r.ContentLength)
+			var n int
+			n, err = io.ReadFull(r.Body, head)
+			head = head[:n]
+		} else {
+			head, err = readHead(r.Body, observeBodyLimit)
+		}
 		switch {
 		case err == nil && len(head) <= observeBodyLimit:
 			r.Body.Close()
@@ -195,9 +206,9 @@ func (p *Proxy) record(ex *exchange, res *http.Response, body []byte, explained 
 	p.observed.Add(&x)
 }
 
-// would counts, logs and keeps the answer e that enforce mode would have
-// sent in place of the upstream's error up (nil when it would have
-// answered before calling the upstream).
+// would counts and logs the answer e that enforce mode would have sent in
+// place of the upstream's error up (nil when it would have answered before
+// calling the upstream), and keeps it for the admin page when one is due.
 func (p *Proxy) would(ex *exchange, e *rewrite.Error, up *rewrite.Upstream) {
 	name := metrics.Unrouted
 	if ex.route != nil {
@@ -206,16 +217,26 @@ func (p *Proxy) would(ex *exchange, e *rewrite.Error, up *rewrite.Upstream) {
 	if p.metrics != nil {
 		p.metrics.WouldRewrite(name, e.Code)
 	}
-	body, _ := p.encode(ex, e, nil)
-	a := observe.Answer{At: time.Now(), Route: name, RequestID: ex.id, Method: ex.req.Method, Path: ex.req.Path, Code: e.Code, Would: string(body)}
-	if up != nil {
-		a.Status = up.Status
-		if up.Body != nil {
-			a.Upstream = redact.Clip(up.Body.Raw)
-		}
+	logged := p.log.Enabled(context.Background(), slog.LevelInfo)
+	now := time.Now()
+	due := p.answers.Due(name, e.Code, now)
+	if !logged && !due {
+		return
 	}
-	p.answers.Add(a)
-	if !p.log.Enabled(context.Background(), slog.LevelInfo) {
+	body, _ := p.encode(ex, e, nil)
+	var upstreamBody string
+	if up != nil && up.Body != nil {
+		upstreamBody = redact.Clip(up.Body.Raw)
+	}
+	if due {
+		a := observe.Answer{At: now, Route: name, RequestID: ex.id, Method: ex.req.Method, Path: ex.req.Path,
+			Code: e.Code, Upstream: upstreamBody, Would: string(body)}
+		if up != nil {
+			a.Status = up.Status
+		}
+		p.answers.Add(a)
+	}
+	if !logged {
 		return
 	}
 	var room [8]slog.Attr
@@ -227,7 +248,7 @@ func (p *Proxy) would(ex *exchange, e *rewrite.Error, up *rewrite.Upstream) {
 		attrs = append(attrs, slog.Any("received", redact.JSON(e.Received)))
 	}
 	if up != nil {
-		attrs = append(attrs, slog.Int("status", up.Status), slog.String("upstream_body", a.Upstream))
+		attrs = append(attrs, slog.Int("status", up.Status), slog.String("upstream_body", upstreamBody))
 	}
 	attrs = append(attrs, slog.String("would_answer", redact.Clip(body)))
 	p.info("observed: enforce would rewrite", attrs)

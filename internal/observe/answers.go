@@ -46,6 +46,25 @@ func NewAnswers(per int) *Answers {
 	return &Answers{per: per, byRoute: map[string][]Answer{}}
 }
 
+// answerEvery spaces the answers kept for one error of one route: a flood
+// of it keeps, and makes the proxy build, no more answers than a page can
+// show, and leaves room for the route's other errors.
+const answerEvery = 250 * time.Millisecond
+
+// Due reports whether an answer with code on route at time at is worth
+// building: the route kept none with that code for answerEvery.
+func (a *Answers) Due(route, code string, at time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	list := a.byRoute[route]
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i].Code == code {
+			return at.Sub(list[i].At) >= answerEvery
+		}
+	}
+	return true
+}
+
 // Add keeps a, forgetting the route's oldest answer past the bound.
 func (a *Answers) Add(x Answer) {
 	a.mu.Lock()

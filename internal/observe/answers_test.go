@@ -32,3 +32,23 @@ func TestAnswersBoundTheRoutes(t *testing.T) {
 		t.Errorf("%d answers kept, want at most %d", n, maxAnswerRoutes)
 	}
 }
+
+func TestAnswersDue(t *testing.T) {
+	a := NewAnswers(5)
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if !a.Due("r", "c", t0) {
+		t.Fatal("a route with no answer is not due")
+	}
+	a.Add(Answer{At: t0, Route: "r", Code: "c"})
+	for _, tt := range []struct {
+		after time.Duration
+		want  bool
+	}{{0, false}, {answerEvery / 2, false}, {answerEvery, true}, {time.Hour, true}} {
+		if got := a.Due("r", "c", t0.Add(tt.after)); got != tt.want {
+			t.Errorf("Due %v after the last answer = %v, want %v", tt.after, got, tt.want)
+		}
+	}
+	if !a.Due("r", "other_code", t0) || !a.Due("other_route", "c", t0) {
+		t.Error("an answer made another error, or another route's, wait")
+	}
+}
