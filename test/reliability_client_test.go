@@ -905,6 +905,11 @@ func TestReliabilityHugeRequests(t *testing.T) {
 	}
 }
 
+// slowHeadersSlack is the latency beside the tricklers that is never held
+// against signpost, whatever the control's p99: the noise of a shared
+// machine, far below the header timeout starvation would show.
+const slowHeadersSlack = 100 * time.Millisecond
+
 // TestReliabilitySlowHeaders holds 500 connections trickling a request's
 // headers a byte a second beside 200 requests a second of normal traffic
 // (vegeta, open loop). Bars: every normal request succeeds; its p99 latency
@@ -1031,9 +1036,16 @@ func TestReliabilitySlowHeaders(t *testing.T) {
 	base := max(before.Latencies.P99, beside.Latencies.P99)
 	p99 := loaded.Latencies.P99
 	t.Logf("normal p99: %v unloaded; %v beside the tricklers, while the control signpost's was %v", before.Latencies.P99, p99, beside.Latencies.P99)
+	// Twice the control, or the control and 100 ms: on a 2-core machine
+	// running the rest of the suite, a burst of other work can add tens of
+	// milliseconds to one signpost's p99 and not the other's, while
+	// tricklers starving the accept loop or the header reads would add
+	// seconds (the header timeout).
+	bar := max(2*base, base+slowHeadersSlack)
 	figure(t, name, fmt.Sprintf("normal p99 beside %d trickling connections", tricklers), p99.Round(10*time.Microsecond),
-		fmt.Sprintf("≤ 2 × %v (unloaded %v; control at the same time %v)", base.Round(10*time.Microsecond),
-			before.Latencies.P99.Round(10*time.Microsecond), beside.Latencies.P99.Round(10*time.Microsecond)), p99 <= 2*base)
+		fmt.Sprintf("≤ max(2 × %v, %v + %v) (unloaded %v; control at the same time %v)", base.Round(10*time.Microsecond),
+			base.Round(10*time.Microsecond), slowHeadersSlack, before.Latencies.P99.Round(10*time.Microsecond),
+			beside.Latencies.P99.Round(10*time.Microsecond)), p99 <= bar)
 
 	mu.Lock()
 	longest := time.Duration(0)
