@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/test/ticketapi"
@@ -57,6 +58,23 @@ func TestObserveThenDraftThenEnforce(t *testing.T) {
 	if out, errs, code := runCLI(t, "test", filepath.Join(dir, "tickets.tests.yaml")); code != 0 {
 		testsText, _ := os.ReadFile(filepath.Join(dir, "tickets.tests.yaml"))
 		t.Fatalf("signpost test on the draft's tests: exit %d\n%s%s\ntests:\n%s", code, out, errs, testsText)
+	}
+
+	// The observing signpost writes what it learned to its JSON log as it
+	// exits: draft reads the same rules back from the log.
+	if err := sp.cmd.Process.Signal(syscall.SIGTERM); err != nil || !sp.wait(stopTimeout) {
+		t.Fatalf("the observing signpost did not exit on SIGTERM (%v)", err)
+	}
+	logged := filepath.Join(dir, "signpost.log")
+	if err := os.WriteFile(logged, []byte(sp.stdout.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromLog := filepath.Join(dir, "from-log.yaml")
+	if out, errs, code := runCLI(t, "draft", "--from", logged, "-o", fromLog, "--upstream", behind.URL); code != 0 {
+		t.Fatalf("signpost draft --from its log: exit %d\n%s%s", code, out, errs)
+	}
+	if again, _ := os.ReadFile(fromLog); string(again) != string(rulesText) {
+		t.Errorf("the draft from the log differs from the draft from the admin listener:\n%s", again)
 	}
 
 	// Enforce the draft in front of a fresh API: the same mistakes now

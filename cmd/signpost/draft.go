@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -30,9 +32,10 @@ out for a person to confirm. With -o, the rule tests drawn from the observed
 exchanges go beside it (NAME.tests.yaml), for signpost test.
 
 --admin reads GET /draft from a running signpost's admin listener; --from reads a
-document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json). Both
-repeat, and combine: the documents of several replicas, each of which observed its
-share of the traffic, are merged into one before drafting.`
+document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json), or
+signpost's JSON log, to which it writes what it observed as it exits. Both repeat,
+and combine: the documents of several replicas, each of which observed its share of
+the traffic, are merged into one before drafting.`
 
 // maxDraftDocument bounds the document draft reads: the record's own
 // bounds keep it far smaller.
@@ -41,7 +44,7 @@ const maxDraftDocument = 64 << 20
 func draftCmd(fs *flag.FlagSet) runFunc {
 	var admin, from multiFlag
 	fs.Var(&admin, "admin", "admin `address` of a signpost in observe mode, e.g. 127.0.0.1:9090 (repeatable)")
-	fs.Var(&from, "from", "a document saved from GET /draft (`file`, repeatable; - for standard input)")
+	fs.Var(&from, "from", "a document saved from GET /draft, or signpost's JSON log (`file`, repeatable; - for standard input)")
 	out := fs.String("o", "", "write the rule file to `file`, and its tests beside it; default: the rule file to standard output")
 	upstream := fs.String("upstream", "", "upstream base `URL` to write into the rule file")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each admin listener")
@@ -132,11 +135,13 @@ func readDocuments(admins, files []string, timeout time.Duration) (*observe.Docu
 		docs, where = append(docs, *doc), append(where, url)
 	}
 	for _, f := range files {
-		doc, name, err := openDocument(f)
+		found, name, err := openDocuments(f)
 		if err != nil {
 			return nil, err
 		}
-		docs, where = append(docs, *doc), append(where, name)
+		for _, doc := range found {
+			docs, where = append(docs, doc), append(where, name)
+		}
 	}
 	if len(docs) == 1 {
 		return &docs[0], nil
@@ -176,20 +181,35 @@ func fetchDocument(admin string, timeout time.Duration) (*observe.Document, stri
 	return doc, url, err
 }
 
-// openDocument reads a saved observe document, - being standard input,
-// returning it and the name it goes by in messages.
-func openDocument(name string) (*observe.Document, string, error) {
-	if name == "-" {
-		doc, err := decodeDocument(os.Stdin, "standard input")
-		return doc, "standard input", err
+// openDocuments reads a saved observe document, or the observed lines of
+// signpost's JSON log, one document per process that wrote them; - is
+// standard input. It returns them and the name they go by in messages.
+func openDocuments(name string) ([]observe.Document, string, error) {
+	var r io.Reader = os.Stdin
+	where := "standard input"
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, name, err
+		}
+		defer f.Close()
+		r, where = f, name
 	}
-	f, err := os.Open(name)
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := readLine(br)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, where, fmt.Errorf("reading %s: %w", where, err)
+	}
+	rest := io.MultiReader(bytes.NewReader(append(first, '\n')), br)
+	if isLogLine(first) {
+		docs, err := documentsFromLog(bufio.NewReaderSize(rest, 64<<10), where)
+		return docs, where, err
+	}
+	doc, err := decodeDocument(rest, where)
 	if err != nil {
-		return nil, name, err
+		return nil, where, err
 	}
-	defer f.Close()
-	doc, err := decodeDocument(f, name)
-	return doc, name, err
+	return []observe.Document{*doc}, where, nil
 }
 
 // decodeDocument reads one observe document from r, named where.

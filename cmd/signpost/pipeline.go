@@ -13,6 +13,7 @@ import (
 
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/logbuffer"
+	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
@@ -37,6 +38,10 @@ type pipelineFlags struct {
 	// lines takes the log's lines off the request path; untilSignal
 	// writes what it holds before returning.
 	lines *logbuffer.Writer
+	// logTo is the log's output, and observed observe mode's record,
+	// which untilSignal writes to it last.
+	logTo    io.Writer
+	observed *observe.Record
 
 	words pipelineWords
 }
@@ -149,6 +154,10 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 		return c, err
 	}
 	opts.Watch = f.watch
+	// Made here, not by server.Serve, to be written to the log at exit.
+	f.observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
+	opts.Observed = f.observed
+	f.logTo = logTo
 	f.lines = logbuffer.New(logTo, logbuffer.Options{Delay: f.logFlush})
 	opts.Log, _ = newLogger(f.lines, f.logFormat, f.logLevel) // checked above
 	opts.LogLinesDropped = f.lines.Dropped
@@ -168,6 +177,13 @@ func (f *pipelineFlags) untilSignal(opts *server.ServeOptions, serve func(contex
 	defer stop()
 	err := serve(ctx)
 	f.lines.Close() // every line logged is written before the last word
+	if f.logFormat == "json" {
+		// What observe mode learned outlives the process in its log, for
+		// signpost draft --from.
+		if werr := logObserved(f.logTo, f.observed); werr != nil {
+			fmt.Fprintf(stderr, "signpost %s: writing what observe mode recorded to the log: %v\n", f.cmd, werr)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "signpost %s: %v\n", f.cmd, err)
 		return exitFindings
