@@ -2,6 +2,7 @@ package draft
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -60,6 +61,10 @@ func Write(doc *observe.Document, rulesName string, o Options) (*Draft, error) {
 	if rulesName == "" {
 		return nil, errors.New("draft: name the rule file the tests are for, e.g. ../rules.yaml")
 	}
+	doc, err := asServed(doc)
+	if err != nil {
+		return nil, err
+	}
 	if o.Upstream != "" {
 		if _, err := rules.ParseUpstream(o.Upstream); err != nil {
 			return nil, fmt.Errorf("draft: upstream %q: %v", o.Upstream, err)
@@ -81,6 +86,23 @@ func Write(doc *observe.Document, rulesName string, o Options) (*Draft, error) {
 		return nil, err
 	}
 	return &Draft{Rules: data, Tests: tests}, nil
+}
+
+// asServed returns doc as GET /draft serves it and draft --from reads it:
+// through JSON, which makes every string valid UTF-8, each byte that is not
+// read as U+FFFD, as regular expressions read it in the bodies they match.
+// An upstream's garbage bytes so draft the same rules in process as from a
+// saved document, and never a pattern that cannot compile.
+func asServed(doc *observe.Document) (*observe.Document, error) {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("draft: %v", err)
+	}
+	var out observe.Document
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("draft: %v", err)
+	}
+	return &out, nil
 }
 
 // routeDraft is what the draft says of one operation.
