@@ -109,3 +109,27 @@ func TestObservedLinesRefused(t *testing.T) {
 		})
 	}
 }
+
+// FuzzOpenDocuments reads arbitrary bytes as draft --from does: a log or a
+// document, or an error that names the file, never a panic.
+func FuzzOpenDocuments(f *testing.F) {
+	f.Add([]byte(`{"msg":"observed operation","observer":"a","version":1,"operation":{"method":"GET","path":"/x"}}` + "\n"))
+	f.Add([]byte("{\n  \"version\": 1,\n  \"operations\": []\n}\n"))
+	f.Add([]byte(`{"msg":"listening"}` + "\n\xff\n" + `{"msg":"observed operation"`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "in")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		docs, _, err := openDocuments(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("the error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(docs) == 0 {
+			t.Error("no document and no error")
+		}
+	})
+}
