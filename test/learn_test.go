@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -172,9 +173,12 @@ func TestAliasLearning(t *testing.T) {
 	sp := startSignpost(t, learnConfig, up.URL)
 	runCallers(t, sp, learnScript)
 
-	// Observations are logged before the answer is sent; wait for the
-	// last one all the same, bounded.
+	// Observations are logged before the answer is sent, and written by
+	// the log's writer in batches: wait, bounded, until all seven are.
 	sp.waitLog(t, "alias observed", map[string]any{"rejected": "Grande Bretagne", "accepted": "GB", "count": 3.0})
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(sp.stdout.String(), `"msg":"alias observed"`) < 7 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	got := send(t, "GET", sp.Admin+"/aliases", nil)
 	if got.status != http.StatusOK || string(got.body) != learnedAliases || got.header.Get("Content-Type") != jsonType {
