@@ -42,7 +42,7 @@ routes:
         field: status
       - match: {status: 409, json: error, contains: assign}
         code: ticket_unassigned
-        message: ticket must be assigned before it can be closed
+        message: an unassigned ticket cannot be closed
         next_call: assign_ticket(ticket_id)
       - match: {status: [429, 503], body: 'slow down'}
         code: rate_limited

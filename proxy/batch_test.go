@@ -21,7 +21,7 @@ import (
 // explains gets the declared fields' faults, counted and logged as a
 // rejection; a batch names every faulty field and states each rule once.
 func TestDeclaredChecksThroughThePipeline(t *testing.T) {
-	const eventRule = `is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z`
+	const eventRule = `is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z`
 	var events strings.Builder
 	events.WriteString(`{"field":"e01","code":"invalid_e01","message":"` + eventRule + `"}`)
 	for _, n := range []string{"02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"} {

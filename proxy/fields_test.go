@@ -41,7 +41,7 @@ func TestFieldFaultsThroughThePipeline(t *testing.T) {
 		{"nested value sent flat", `{"title":"t","note":"n","date":"2026-03-11"}`, 400, `{"error":"Invalid date"}`, true,
 			`{"error":"invalid_date","field":"date","message":"belongs at event.when.date, not at the top level; must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11","received":"2026-03-11","retryable":false}`},
 		{"offset +00:00", `{"title":"t","note":"n","due_at":"2026-03-11T09:14:02+00:00"}`, 400, `{"error":"Invalid due date"}`, false,
-			`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-03-11T09:14:02Z","received":"2026-03-11T09:14:02+00:00","retryable":false}`},
+			`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-11-30T17:00:00Z","received":"2026-03-11T09:14:02+00:00","retryable":false}`},
 		{"captured number", `{"title":"t","note":"n","minutes":440}`, 422, `{"error":"minutes 440 is out of range"}`, true,
 			`{"error":"invalid_minutes","field":"minutes","message":"must be an integer from 1 to 120, e.g. 1","received":440,"retryable":false}`},
 	} {

@@ -30,7 +30,7 @@ func answer(rt *rules.Route, req *rewrite.Request, up *rewrite.Upstream, lim rul
 }
 
 const (
-	eventRule = `is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z`
+	eventRule = `is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z`
 	uuidRule  = `must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b`
 )
 
@@ -132,7 +132,7 @@ func TestBatch(t *testing.T) {
 			want: `{"error":"validation_failed","message":"12 fields are invalid; fix each one listed, then repeat the call.","errors":[` + events(1) + `],"retryable":false}`},
 		{name: "past the cap, the rest named", errors: 2, method: "POST", target: "/events", body: `{"e01":"soon","room":"r12"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
 			want: `{"error":"validation_failed","message":"13 fields are invalid, 12 listed here with their rules and 1 more named in unlisted; fix them all, then repeat the call.","errors":[` +
-				`{"field":"e01","code":"invalid_e01","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"soon"},` +
+				`{"field":"e01","code":"invalid_e01","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"soon"},` +
 				events(2) +
 				`],"unlisted":["room"],"retryable":false}`},
 	} {

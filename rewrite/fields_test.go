@@ -71,9 +71,9 @@ var fieldCases = []fieldCase{
 
 	// An offset other than Z is named.
 	{"offset +00:00", "/tickets", `{"title":"t","status":"open","note":"n","due_at":"2026-03-11T09:14:02+00:00"}`, 400, `{"error":"Invalid due date"}`,
-		`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-03-11T09:14:02Z","received":"2026-03-11T09:14:02+00:00","retryable":false}`, ""},
+		`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-11-30T17:00:00Z","received":"2026-03-11T09:14:02+00:00","retryable":false}`, ""},
 	{"offset +01:00", "/tickets", `{"title":"t","status":"open","note":"n","due_at":"2026-03-11T10:14:02+01:00"}`, 400, `{"error":"Invalid due date"}`,
-		`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC: convert the time to UTC and write the offset Z, e.g. 2026-03-11T09:14:02Z","received":"2026-03-11T10:14:02+01:00","retryable":false}`, ""},
+		`{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC: convert the time to UTC and write the offset Z, e.g. 2026-11-30T17:00:00Z","received":"2026-03-11T10:14:02+01:00","retryable":false}`, ""},
 
 	// A nested key says where the value lives.
 	{"nested missing", "/events", `{"name":"launch"}`, 400, `{"error":"Invalid date"}`,

@@ -27,7 +27,7 @@ type Format struct {
 
 // Formats are the named formats, in the order the reference lists them.
 var Formats = []*Format{
-	{Name: "rfc3339-utc", Noun: "an RFC 3339 timestamp in UTC", Example: "2026-03-11T09:14:02Z", Kind: gjson.String, valid: isRFC3339UTC},
+	{Name: "rfc3339-utc", Noun: "an RFC 3339 timestamp in UTC", Example: "2026-11-30T17:00:00Z", Kind: gjson.String, valid: isRFC3339UTC},
 	{Name: "date", Noun: "a calendar date as YYYY-MM-DD", Example: "2026-03-11", Kind: gjson.String, valid: isDate},
 	{Name: "uuid", Noun: "a UUID in 8-4-4-4-12 hex form", Example: "3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b", Kind: gjson.String, valid: isUUID},
 	{Name: "email", Noun: "an email address", Example: "ada@example.com", Kind: gjson.String, valid: isEmail},

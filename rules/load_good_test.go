@@ -119,16 +119,16 @@ route update_ticket PATCH /tickets/{ticket_id} @20:3 body=true validate=after fo
   field status in=body key=status @25:7: must be one of: open, pending, closed
   error[0] @27:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
   error[1] @30:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
-  error[2] @35:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="ticket must be assigned before it can be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
+  error[2] @35:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="an unassigned ticket cannot be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
 route create_ticket POST /tickets @41:3 body=true validate=after format=json unmatched=wrap description="Open a ticket for a customer"
   field title in=body key=title required description="a one-line summary of the problem" @45:7: must be a non-empty string of at most 200 characters
   field status in=body key=status required @46:7: must be one of: open, pending, closed
   field priority in=body key=priority required @47:7: must be one of: p1, p2, p3
-  field due_at in=body key=due_at @48:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
+  field due_at in=body key=due_at @48:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z
   field customer_id in=body key=customer_id required @50:7: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)
   error[0] @52:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
   error[1] @55:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="must be one of: p1, p2, p3"
-  error[2] @58:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z"
+  error[2] @58:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z"
   error[3] @61:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer matches {received}; resolve an id with search_customers(query)"
 route assign_ticket POST /tickets/{ticket_id}/assign @67:3 body=true validate=after format=json unmatched=wrap description="Hand a ticket to an engineer"
   field ticket_id in=path key=ticket_id required @71:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
@@ -161,7 +161,7 @@ limits error_body=65536 request_body=524288 received=64 errors=10
 format json unmatched wrap
 route create_event POST /calendars/{calendar_id}/events @6:3 body=true validate=after format=json unmatched=wrap
   field calendar_id in=path key=calendar_id required @10:7: must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b
-  field starts_at in=body key=starts_at required @11:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z
+  field starts_at in=body key=starts_at required @11:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z
   field day in=body key=day @12:7: must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11
   field organizer in=body key=organizer @13:7: must be an email address, e.g. grace@example.com
   field seats in=body key=seats @14:7: must be an integer from 1 to 10, e.g. 1

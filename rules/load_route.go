@@ -485,9 +485,9 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 				}
 			}
 		case "message":
-			if s, good := l.scalar(kv.val, p, "ticket must be assigned before it can be closed"); good {
+			if s, good := l.scalar(kv.val, p, "an unassigned ticket cannot be closed"); good {
 				if strings.TrimSpace(s) == "" {
-					l.errorf(l.deref(kv.val), p, "must not be blank; say what went wrong, e.g. message: ticket must be assigned before it can be closed")
+					l.errorf(l.deref(kv.val), p, "must not be blank; say what went wrong, e.g. message: an unassigned ticket cannot be closed")
 				}
 				e.Message = strings.TrimSpace(s)
 			}
@@ -525,7 +525,7 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 		ok = false
 	}
 	if codeSeen && !containsPair(pairs, "field") && !containsPair(pairs, "message") {
-		l.errorf(n, join(path, "message"), "missing; a rule that names no field must say what went wrong, e.g. message: ticket must be assigned before it can be closed")
+		l.errorf(n, join(path, "message"), "missing; a rule that names no field must say what went wrong, e.g. message: an unassigned ticket cannot be closed")
 		ok = false
 	}
 	if !ok {

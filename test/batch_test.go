@@ -19,7 +19,7 @@ const threeFaults = `{"title":"Export fails","status":"OPEN","priority":"high","
 const threeFaultsBody = `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 	`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
 	`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
-	`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"next Friday"}` +
+	`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"next Friday"}` +
 	`],"retryable":false}`
 
 // TestBatchedFaults sends one create_ticket call with three faults in both

@@ -11,7 +11,7 @@ import (
 
 // closeUnassigned is the answer to closing T-8842, which has no assignee:
 // the prerequisite call, with the ticket id filled in from the path.
-const closeUnassigned = `{"error":"ticket_unassigned","message":"ticket must be assigned before it can be closed; call assign_ticket first",` +
+const closeUnassigned = `{"error":"ticket_unassigned","message":"an unassigned ticket cannot be closed; call assign_ticket first",` +
 	`"next_call":{"call":"assign_ticket","arguments":{"ticket_id":"T-8842"}},"retryable":false}`
 
 // unknownCustomer is the answer to creating a ticket for C-9999, which the

@@ -144,7 +144,7 @@ func TestHostileEchoes(t *testing.T) {
 			writeJSON(w, http.StatusConflict, map[string]any{"error": "Cannot close ticket"})
 		}))
 		sp := startSignpost(t, ticketsConfig, up.URL)
-		const prefix = `{"error":"ticket_unassigned","message":"ticket must be assigned before it can be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":`
+		const prefix = `{"error":"ticket_unassigned","message":"an unassigned ticket cannot be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":`
 		const suffix = `}},"retryable":false}`
 		for _, h := range hostile {
 			t.Run(h.name, func(t *testing.T) {

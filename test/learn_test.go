@@ -56,7 +56,7 @@ type step struct {
 	body    string // exact; "" for a 201, whose body is the address sent
 }
 
-// rejectedAs is the step of sending country and getting unknown_country_code
+// rejectedAs is the step of sending country and getting invalid_country_code
 // with suggestions; accepted is the step of sending a known code.
 func rejectedAs(country string, suggestions ...string) step {
 	return step{country, http.StatusBadRequest, unknownCountry(country, suggestions...)}

@@ -212,7 +212,7 @@ func TestMCPTickets(t *testing.T) {
 				"Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n"+
 					"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n"+
 					"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n"+
-					"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z (you sent \"next Friday\")\n"+
+					"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z (you sent \"next Friday\")\n"+
 					"Retryable: no.")
 			if n := api.n.Load(); n != 0 {
 				t.Errorf("the upstream saw %d requests of calls at fault; tools validate before it", n)

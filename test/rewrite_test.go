@@ -67,7 +67,7 @@ func TestRewriteTicketAPI(t *testing.T) {
 		{
 			name: "create_ticket due date not in UTC", method: "POST", path: "/tickets",
 			body:   `{` + newTicket + `,"due_at":"2026-03-11T10:14:02+01:00"}`,
-			status: 400, want: `{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC: convert the time to UTC and write the offset Z, e.g. 2026-03-11T09:14:02Z","received":"2026-03-11T10:14:02+01:00","retryable":false}`,
+			status: 400, want: `{"error":"invalid_due_at","field":"due_at","message":"must be an RFC 3339 timestamp in UTC: convert the time to UTC and write the offset Z, e.g. 2026-11-30T17:00:00Z","received":"2026-03-11T10:14:02+01:00","retryable":false}`,
 			route: "create_ticket", code: "invalid_due_at", field: "due_at",
 		},
 		{

@@ -82,7 +82,7 @@ const countryRule = "must be an ISO 3166-1 alpha-2 country code, two letters"
 // book API rejected: received is plain text (no quoting needed), and
 // suggestions, if any, are the expected did_you_mean.
 func unknownCountry(received string, suggestions ...string) string {
-	b := `{"error":"unknown_country_code","field":"country_code","message":"` + countryRule + `","received":` + strconv.Quote(received)
+	b := `{"error":"invalid_country_code","field":"country_code","message":"` + countryRule + `","received":` + strconv.Quote(received)
 	if len(suggestions) > 0 {
 		b += `,"did_you_mean":` + quoteList(suggestions)
 	}
@@ -253,14 +253,14 @@ func TestBatchedSuggestions(t *testing.T) {
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed",`+
 		`"message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
 		`{"field":"city","code":"invalid_city","message":"is required; must be a string of at most 100 characters"},`+
-		`{"field":"country_code","code":"unknown_country_code","message":"`+countryRule+`","received":"UK","did_you_mean":["GB"]},`+
+		`{"field":"country_code","code":"invalid_country_code","message":"`+countryRule+`","received":"UK","did_you_mean":["GB"]},`+
 		`{"field":"kind","code":"invalid_kind","message":"must be one of: home, work, billing","received":"office","did_you_mean":["work"]}`+
 		`],"retryable":false}`)
 
 	got = postAddress(t, sp, address{Street: "1 High St", City: "Berlin", CountryCode: "germany", Kind: "Home"})
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed",`+
 		`"message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
-		`{"field":"country_code","code":"unknown_country_code","message":"`+countryRule+`","received":"germany","did_you_mean":["DE"]},`+
+		`{"field":"country_code","code":"invalid_country_code","message":"`+countryRule+`","received":"germany","did_you_mean":["DE"]},`+
 		`{"field":"kind","code":"invalid_kind","message":"must be one of: home, work, billing","received":"Home"}`+
 		`],"retryable":false}`)
 

@@ -13,7 +13,7 @@ import (
 // upstream rule names is still checked, before the upstream is called.
 func TestCallsBatchEveryFault(t *testing.T) {
 	s := serve(t, "testdata/batch.yaml")
-	const rule = "is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z"
+	const rule = "is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z"
 	var entries, lines strings.Builder
 	entries.WriteString(`{"field":"e01","code":"invalid_e01","message":"` + rule + `"}`)
 	lines.WriteString("\n- e01: " + rule)

@@ -18,7 +18,7 @@ func TestToolCallFieldFaults(t *testing.T) {
 		{"minutes as a string", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":"30"}`,
 			`{"error":"invalid_minutes","field":"minutes","message":"must be a JSON number, not a string; must be an integer from 15 to 240, e.g. 15","received":"30","retryable":false}`},
 		{"starts_at with +00:00", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00+00:00","minutes":30}`,
-			`{"error":"invalid_starts_at","field":"starts_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-03-11T09:14:02Z","received":"2026-03-11T09:00:00+00:00","retryable":false}`},
+			`{"error":"invalid_starts_at","field":"starts_at","message":"must be an RFC 3339 timestamp in UTC, with the offset written Z, e.g. 2026-11-30T17:00:00Z","received":"2026-03-11T09:00:00+00:00","retryable":false}`},
 		{"arguments that are an array", `["R-12",30]`,
 			`{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: room_id, starts_at, minutes","received":["R-12",30],"retryable":false}`},
 	} {

@@ -248,16 +248,16 @@ func TestCalls(t *testing.T) {
 			body: `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
 				`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
-				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z","received":"next Friday"}],"retryable":false}`,
+				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"next Friday"}],"retryable":false}`,
 			text: "Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n" +
 				"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n" +
 				"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n" +
-				"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-03-11T09:14:02Z (you sent \"next Friday\")\n" +
+				"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z (you sent \"next Friday\")\n" +
 				"Retryable: no."},
 		{name: "the call to make first", tool: "update_ticket", args: `{"ticket_id":"T-8842","status":"closed"}`,
 			isError: true, upstream: 1,
-			body: `{"error":"ticket_unassigned","message":"ticket must be assigned before it can be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":"T-8842"}},"retryable":false}`,
-			text: "Error ticket_unassigned: ticket must be assigned before it can be closed; call assign_ticket first\nNext call: assign_ticket with {\"ticket_id\":\"T-8842\"}\nRetryable: no."},
+			body: `{"error":"ticket_unassigned","message":"an unassigned ticket cannot be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":"T-8842"}},"retryable":false}`,
+			text: "Error ticket_unassigned: an unassigned ticket cannot be closed; call assign_ticket first\nNext call: assign_ticket with {\"ticket_id\":\"T-8842\"}\nRetryable: no."},
 		{name: "a path variable left out", tool: "update_ticket", args: `{"status":"Open"}`,
 			isError: true,
 			body: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
