@@ -186,11 +186,11 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("exit %d, want 0; stderr:\n%s", code, errOut)
 		}
 		for _, want := range []string{
-			`"error": "Invalid status"`, // the legacy answer, indented
-			`"error": "invalid_status"`, // the rewritten one
-			`"received": "OPEN"`,
-			`"message": "must be one of: open, pending, closed"`,
-			`signpost_rejections_total{code="invalid_status",field="status",route="update_ticket"} 1`,
+			`"error": "Invalid priority"`, // the legacy answer, indented
+			`"error": "invalid_priority"`, // the rewritten one
+			`"received": "urgent"`,
+			`"message": "must be one of: p1, p2, p3"`,
+			`signpost_rejections_total{code="invalid_priority",field="priority",route="create_ticket"} 1`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("demo output lacks %s:\n%s", want, out)

@@ -22,7 +22,9 @@ import (
 
 // demoCall is the wrong call the demo sends both ways, and its correction.
 var demoCall = struct{ method, path, wrong, right string }{
-	"PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, `{"status":"open"}`,
+	"POST", "/tickets",
+	`{"title":"Printer on fire","status":"open","priority":"urgent","customer_id":"C-1042"}`,
+	`{"title":"Printer on fire","status":"open","priority":"p1","customer_id":"C-1042"}`,
 }
 
 const demoHelp = `Usage: signpost demo
@@ -108,7 +110,7 @@ func runDemo(out io.Writer) error {
 	sideBySide(w,
 		exchangeLines("WITHOUT signpost", ln.Addr().String(), direct),
 		exchangeLines("WITH signpost", sp.listen.String(), through))
-	fmt.Fprintf(w, "\nWithout signpost the agent can only guess again (Open? ACTIVE?). With it, the next call is an edit:\n\n")
+	fmt.Fprintf(w, "\nWithout signpost the agent can only guess again (High? P1? critical?). With it, the next call is an edit:\n\n")
 	fmt.Fprintf(w, "  %s %s  %s\n  -> %s, %d bytes: %s\n", demoCall.method, demoCall.path, demoCall.right, fixed.status, len(fixed.body), compact(fixed.body))
 	fmt.Fprintf(w, "\nThe operator's side, from the admin listener's /metrics:\n\n  %s\n", metricLine)
 	return w.Flush()

@@ -120,13 +120,13 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		`"error": "Invalid status"`, // the legacy answer
-		`"error": "invalid_status"`, // the rewritten one
-		`"received": "OPEN"`,        // the value echoed
-		"26 bytes on the wire",      // the legacy body's size
-		"129 bytes on the wire",     // the rewritten body's size
-		"-> 200 OK",                 // the corrected call succeeds
-		`signpost_rejections_total{code="invalid_status",field="status",route="update_ticket"} 1`,
+		`"error": "Invalid priority"`, // the legacy answer
+		`"error": "invalid_priority"`, // the rewritten one
+		`"received": "urgent"`,        // the value echoed
+		"28 bytes on the wire",        // the legacy body's size
+		"124 bytes on the wire",       // the rewritten body's size
+		"-> 201 Created",              // the corrected call succeeds
+		`signpost_rejections_total{code="invalid_priority",field="priority",route="create_ticket"} 1`,
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
