@@ -57,6 +57,10 @@ func formatNames() []string {
 
 func (f *Format) numeric() bool { return f.Kind == gjson.Number }
 
+// Accepts reports whether s conforms to f: a string value as sent, or a
+// number's JSON text. It is the check a field of this format applies.
+func (f *Format) Accepts(s string) bool { return f.valid(s) }
+
 func isRFC3339UTC(s string) bool {
 	// time.Parse also takes a comma before fractional seconds, and an hour
 	// of one digit; RFC 3339 takes neither.

@@ -2,10 +2,10 @@ package observe
 
 import (
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/signpost-proxy/signpost/internal/redact"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // field is what the record keeps of one Field.
@@ -121,94 +121,19 @@ func appendShape(dst []byte, v string) []byte {
 	return dst
 }
 
-// formatNames are the formats of the rule file a string value is tried
-// against, and formatChecks their tests, in the same order.
+// formatNames are the formats of the rule file a successful string value
+// is tried against, and formatChecks the rule file's own checks of them,
+// in the same order: a format the draft declares takes every value that
+// counted for it.
 var (
 	formatNames  = [...]string{"date", "rfc3339-utc", "uuid", "email", "integer"}
-	formatChecks = [len(formatNames)]func(string) bool{isDate, isRFC3339UTC, isUUID, isEmail, isInteger}
+	formatChecks = func() (checks [len(formatNames)]func(string) bool) {
+		for i, name := range formatNames {
+			checks[i] = rules.FormatNamed(name).Accepts
+		}
+		return checks
+	}()
 )
 
-// isDate reports whether s is a real date written YYYY-MM-DD.
-func isDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	y, ok1 := digitsAt(s, 0, 4)
-	m, ok2 := digitsAt(s, 5, 2)
-	d, ok3 := digitsAt(s, 8, 2)
-	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
-		return false
-	}
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	return t.Day() == d // February 30 normalizes into March
-}
-
-// digitsAt reads the n digits of s at i as a number.
-func digitsAt(s string, i, n int) (int, bool) {
-	v := 0
-	for _, c := range []byte(s[i : i+n]) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int(c-'0')
-	}
-	return v, true
-}
-
-// isRFC3339UTC reports whether s is an RFC 3339 time in UTC, ending in Z.
-func isRFC3339UTC(s string) bool {
-	if len(s) < 20 || s[len(s)-1] != 'Z' || s[10] != 'T' || !isDate(s[:10]) {
-		return false
-	}
-	_, err := time.Parse(time.RFC3339Nano, s)
-	return err == nil
-}
-
 // isUUID reports whether s is a UUID in its canonical 8-4-4-4-12 form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// isEmail reports whether s looks like an address: one @ with text before
-// it, and a domain with an inner dot after it, no spaces.
-func isEmail(s string) bool {
-	at := strings.IndexByte(s, '@')
-	if at <= 0 || strings.IndexByte(s[at+1:], '@') >= 0 || strings.ContainsAny(s, " \t\r\n") {
-		return false
-	}
-	d := s[at+1:]
-	dot := strings.LastIndexByte(d, '.')
-	return dot > 0 && dot < len(d)-1
-}
-
-// isInteger reports whether s is digits with an optional sign.
-func isInteger(s string) bool {
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+var isUUID = rules.FormatNamed("uuid").Accepts
