@@ -296,8 +296,9 @@ func (r *Record) observe(op *operation, in, name, kind, raw string, ok, bad bool
 			r.dropped.Values++
 		}
 		if kind == kindString {
-			for j, check := range formatChecks {
-				if check(raw) {
+			m := f.formatsOf(raw)
+			for j := range f.formats {
+				if m&(1<<j) != 0 {
 					f.formats[j]++
 				}
 			}

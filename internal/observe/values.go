@@ -18,6 +18,29 @@ type field struct {
 	shapes     counts
 	open       bool
 	formats    [len(formatNames)]int64
+	// lastValue and lastFormats remember the formats of the last
+	// successful value checked: a field's values recur, and the checks
+	// of some formats (email) parse and allocate.
+	lastValue   string
+	lastFormats uint8
+}
+
+// formatsOf returns the formats raw conforms to, as a bit per formatNames
+// entry, checking only a value other than the field's last.
+func (f *field) formatsOf(raw string) uint8 {
+	if f.lastValue != "" && raw == f.lastValue {
+		return f.lastFormats
+	}
+	var m uint8
+	for j, check := range formatChecks {
+		if check(raw) {
+			m |= 1 << j
+		}
+	}
+	if len(raw) <= valueBytes {
+		f.lastValue, f.lastFormats = strings.Clone(raw), m
+	}
+	return m
 }
 
 // newField makes the field name in in, judging once whether the name says
@@ -125,15 +148,26 @@ func appendShape(dst []byte, v string) []byte {
 // is tried against, and formatChecks the rule file's own checks of them,
 // in the same order: a format the draft declares takes every value that
 // counted for it.
+// Each check first looks at the value's shape, which costs nothing, so that
+// the common value that is none of them (a status, a title) never reaches
+// the parsers on the request path.
 var (
 	formatNames  = [...]string{"date", "rfc3339-utc", "uuid", "email", "integer"}
+	formatShapes = [len(formatNames)]func(string) bool{
+		func(s string) bool { return len(s) == 10 && s[4] == '-' && s[7] == '-' },
+		func(s string) bool { return len(s) >= 20 && s[4] == '-' && (s[len(s)-1] == 'Z' || s[len(s)-1] == 'z') },
+		func(s string) bool { return len(s) == 36 && s[8] == '-' && s[13] == '-' },
+		func(s string) bool { return strings.IndexByte(s, '@') > 0 },
+		func(s string) bool { return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '-' || s[0] == '+') },
+	}
 	formatChecks = func() (checks [len(formatNames)]func(string) bool) {
 		for i, name := range formatNames {
-			checks[i] = rules.FormatNamed(name).Accepts
+			shape, accepts := formatShapes[i], rules.FormatNamed(name).Accepts
+			checks[i] = func(s string) bool { return shape(s) && accepts(s) }
 		}
 		return checks
 	}()
 )
 
 // isUUID reports whether s is a UUID in its canonical 8-4-4-4-12 form.
-var isUUID = rules.FormatNamed("uuid").Accepts
+var isUUID = formatChecks[2]
