@@ -111,18 +111,9 @@ func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
 		p.observeUnread(ex, res, name, policy, up)
 		return nil
 	}
-	upstreamBody := res.Body
-	var stall *time.Timer
-	if b, ok := upstreamBody.(interface{ Arrived() bool }); !ok || !b.Arrived() {
-		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
-	}
 	c := &x.charge
-	c.Budget = p.budget
 	defer c.End()
-	raw, err := c.Read(res.Body, limit, res.ContentLength)
-	if stall != nil {
-		stall.Stop()
-	}
+	raw, err := p.readError(res, ex, c, limit)
 	if err != nil || int64(len(raw)) > limit {
 		// Over the budget or the bound, broken off or stalled: the caller
 		// gets what arrived and the rest, or the break, as without

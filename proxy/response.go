@@ -79,22 +79,11 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		p.oversized(name)
 		return p.unreadable(res, ex, name, x, policy, "oversized")
 	}
-	// The timer closes the body it was given: res.Body may be replaced
-	// while the timer's goroutine still runs.
-	upstreamBody := res.Body
-	var stall *time.Timer
-	if b, ok := upstreamBody.(interface{ Arrived() bool }); !ok || !b.Arrived() {
-		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
-	}
-	// The buffers are charged to the process-wide budget, and given back
-	// when this returns, or when the body that still reads them is closed.
+	// The buffers are given back when this returns, or when the body that
+	// still reads them is closed.
 	c := &x.charge
-	c.Budget = p.budget
 	defer c.End()
-	raw, err := c.Read(res.Body, limit, res.ContentLength)
-	if stall != nil {
-		stall.Stop()
-	}
+	raw, err := p.readError(res, ex, c, limit)
 	if errors.Is(err, budget.ErrSpent) {
 		// Other errors hold the budget: this one is treated as too large
 		// to read. No 503: the upstream has answered, and its status
@@ -155,6 +144,26 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 		}
 	}
 	return p.answerUnmatched(res, ex, name, x, policy, raw, "no rule matched")
+}
+
+// readError reads the error body of res, up to limit and one byte more,
+// into buffers charged to the process-wide budget through c, within what
+// is left of the upstream timeout (bodyWait): past it the body is closed
+// and the read fails. modify and observeResponse share it.
+func (p *Proxy) readError(res *http.Response, ex *exchange, c *budget.Charge, limit int64) ([]byte, error) {
+	// The timer closes the body it was given: res.Body may be replaced
+	// while the timer's goroutine still runs.
+	upstreamBody := res.Body
+	var stall *time.Timer
+	if b, ok := upstreamBody.(interface{ Arrived() bool }); !ok || !b.Arrived() {
+		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
+	}
+	c.Budget = p.budget
+	raw, err := c.Read(res.Body, limit, res.ContentLength)
+	if stall != nil {
+		stall.Stop()
+	}
+	return raw, err
 }
 
 // minBodyWait is the least time an error body is given once its headers
