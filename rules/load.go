@@ -907,6 +907,10 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 	return r
 }
 
+// TemplateVariables returns the variable names of a mux path template, in
+// order: {ticket_id} and {id:[0-9]{3}} are ticket_id and id.
+func TemplateVariables(tpl string) []string { return templateVars(tpl) }
+
 // templateVars returns the variable names of a mux path template.
 func templateVars(tpl string) []string {
 	var names []string

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // inferShape appends to dst the template of path, each segment that names
@@ -128,26 +130,6 @@ func isVersion(seg string) bool {
 	return !dot
 }
 
-// templateVars returns the names of a declared template's variables in
-// order: {ticket_id} and {id:[0-9]+} are ticket_id and id.
-func templateVars(template string) []string {
-	var names []string
-	for {
-		i := strings.IndexByte(template, '{')
-		if i < 0 {
-			return names
-		}
-		j := strings.IndexByte(template[i:], '}')
-		if j < 0 {
-			return names
-		}
-		name := template[i+1 : i+j]
-		if k := strings.IndexByte(name, ':'); k >= 0 {
-			name = name[:k]
-		}
-		if name != "" {
-			names = append(names, strings.Clone(name))
-		}
-		template = template[i+j+1:]
-	}
-}
+// templateVars returns the names of a template's variables in order, as
+// the rule file reads them.
+var templateVars = rules.TemplateVariables

@@ -53,6 +53,7 @@ func TestTemplateVars(t *testing.T) {
 		{"/customers/{customer}/orders/{id:[0-9]+}", []string{"customer", "id"}},
 		{"/tickets", nil},
 		{"/broken/{name", nil},
+		{"/codes/{id:[0-9]{3}}/x", []string{"id"}}, // braces inside a pattern
 	} {
 		if got := templateVars(tc.template); !slices.Equal(got, tc.want) {
 			t.Errorf("templateVars(%q) = %q; want %q", tc.template, got, tc.want)
