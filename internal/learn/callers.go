@@ -69,7 +69,8 @@ func (c *callers[K, T]) touch(id K) *T {
 		}
 	}
 	e := c.at(i)
-	*e = entry[K, T]{id: id}
+	e.id = id
+	empty(&e.v)
 	c.byID[id] = i
 	c.pushFront(i)
 	return &e.v
@@ -93,11 +94,28 @@ func (c *callers[K, T]) sweep(keep func(id K, v *T) bool) {
 		if !keep(e.id, &e.v) {
 			delete(c.byID, e.id)
 			c.unlink(i)
-			*e = entry[K, T]{}
+			var zero K
+			e.id = zero
+			empty(&e.v)
 			c.free = append(c.free, i)
 		}
 		i = prev
 	}
+}
+
+// reuser is a value that empties itself for the next caller of its slot,
+// keeping the memory it holds, so that a new caller allocates nothing.
+type reuser interface{ reuse() }
+
+// empty makes v as a zero value for a new caller: by its reuse method
+// when it has one, else by zeroing it.
+func empty[T any](v *T) {
+	if r, ok := any(v).(reuser); ok {
+		r.reuse()
+		return
+	}
+	var zero T
+	*v = zero
 }
 
 // len is the number of callers known.
@@ -156,6 +174,13 @@ func (b byRoute[V]) find(route string) *V {
 func (b *byRoute[V]) add(route string) *V {
 	*b = append(*b, routed[V]{route: route})
 	return &(*b)[len(*b)-1].v
+}
+
+// reuse empties b, keeping its array for the next caller and no
+// reference to what it held.
+func (b *byRoute[V]) reuse() {
+	clear(*b)
+	*b = (*b)[:0]
 }
 
 // remove deletes route, and returns its value and whether it was there.

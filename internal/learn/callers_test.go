@@ -125,3 +125,32 @@ func TestSharedTable(t *testing.T) {
 		t.Error("caller a is still known past the bound")
 	}
 }
+
+// TestCallersReuseSlots turns callers over past the bound, each with a
+// route: a new caller finds its slot's list empty, with nothing of the
+// caller before it, and, the lists' arrays kept, costs no allocation.
+func TestCallersReuseSlots(t *testing.T) {
+	c := newCallers(2, func(string, *byRoute[string]) {})
+	for _, id := range []string{"a", "b"} {
+		*c.touch(id).add("update_ticket") = id
+	}
+	b := c.touch("c") // a's slot
+	if len(*b) != 0 || cap(*b) == 0 {
+		t.Fatalf("a new caller's list: len %d, cap %d; want 0 and a's array", len(*b), cap(*b))
+	}
+	if stale := (*b)[:1][0]; stale != (routed[string]{}) {
+		t.Fatalf("a new caller's array still holds %+v, the caller before", stale)
+	}
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprint("caller-", i)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		*c.touch(ids[i%len(ids)]).add("update_ticket") = "v"
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per new caller past the bound; want 0", allocs)
+	}
+}

@@ -23,6 +23,14 @@ type record struct {
 	streaks streaks // repeats'
 }
 
+// reuse empties r for the next caller of its slot, keeping the arrays
+// its lists hold (callers.touch).
+func (r *record) reuse() {
+	r.pending.reuse()
+	r.tracked.reuse()
+	r.streaks.reuse()
+}
+
 func (r *record) empty() bool {
 	return len(r.pending) == 0 && len(r.tracked) == 0 && len(r.streaks) == 0
 }
