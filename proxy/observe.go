@@ -200,7 +200,13 @@ func (p *Proxy) record(ex *exchange, res *http.Response, body []byte, explained 
 // would counts and logs the answer e that enforce mode would have sent in
 // place of the upstream's error up (nil when it would have answered before
 // calling the upstream), and keeps it for the admin page when one is due.
+// A request gets one would-be answer: once enforce would have answered
+// before the upstream, the upstream's error is not a second one.
 func (p *Proxy) would(ex *exchange, e *rewrite.Error, up *rewrite.Upstream) {
+	if ex.answeredBefore {
+		return
+	}
+	ex.answeredBefore = up == nil
 	name := metrics.Unrouted
 	if ex.route != nil {
 		name = ex.route.Name

@@ -242,6 +242,9 @@ type exchange struct {
 	// requestType is its Content-Type, for the record.
 	observing   bool
 	requestType string
+	// answeredBefore is set in observe mode when enforce would have
+	// answered before calling the upstream.
+	answeredBefore bool
 	// out is the request as it goes to the upstream, on the direct path.
 	out outgoing
 	// shared is set once httputil.ReverseProxy carries the exchange: its

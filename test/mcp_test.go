@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -321,5 +323,63 @@ func wantTools(t *testing.T, tools []*sdk.Tool, export []byte) {
 		if got := string(s.Properties[enum[0]].Enum); !jsontest.Same(got, enum[1]) {
 			t.Errorf("%s's %s enum = %s, want %s", tool, enum[0], got, enum[1])
 		}
+	}
+}
+
+// TestMCPObserve serves a rule file in observe mode as tools, over each
+// transport: a wrong call reaches the API and its bare error comes back
+// untouched, as a tool error, while signpost counts the one answer enforce
+// would have sent (before the upstream, as tools validate) and records
+// the exchange for signpost draft.
+func TestMCPObserve(t *testing.T) {
+	t.Parallel()
+	config := filepath.Join(t.TempDir(), "observe.yaml")
+	if err := os.WriteFile(config, []byte(`mode: observe
+routes:
+  update_ticket:
+    method: PATCH
+    path: /tickets/{ticket_id}
+    fields:
+      ticket_id: {pattern: '^T-[0-9]+$', example: T-8841}
+      status: {enum: [open, pending, closed]}
+    errors:
+      - match: {status: 400, json: error, equals: Invalid status}
+        code: invalid_status
+        field: status
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, transport := range mcpTransports {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			api := &counting{h: ticketapi.New().Handler()}
+			up := newUpstream(t, api)
+			m := startMCP(t, transport, config, up.URL)
+
+			got := readResult(t, m.call(t, "update_ticket", `{"ticket_id":"T-8841","status":"OPEN"}`))
+			if want := "400 Bad Request\n" + `{"error":"Invalid status"}`; !got.isError || got.text != want || !jsontest.Same(got.structured, `{"error":"Invalid status"}`) {
+				t.Errorf("observing, a wrong status: isError %t, text %q, structured %s; want a tool error with the API's own status and body, %q", got.isError, got.text, got.structured, want)
+			}
+			if n := api.n.Load(); n != 1 {
+				t.Errorf("the upstream saw %d requests; observe mode must pass the call on", n)
+			}
+			m.wantCounter(t, 1, "signpost_would_rewrite_total", "route", "update_ticket", "code", "invalid_status")
+			m.wantCounter(t, 0, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
+
+			got = readResult(t, m.call(t, "update_ticket", `{"ticket_id":"T-8841","status":"closed"}`))
+			if got.isError {
+				t.Errorf("observing, a right status: a tool error: %s", got.text)
+			}
+			var doc struct {
+				Operations []struct {
+					Route    string
+					Requests int
+				}
+			}
+			r := send(t, "GET", m.Admin+"/draft", nil)
+			if json.Unmarshal(r.body, &doc) != nil || len(doc.Operations) != 1 || doc.Operations[0].Route != "update_ticket" || doc.Operations[0].Requests != 2 {
+				t.Errorf("GET /draft: %s; want update_ticket with the 2 calls observed", r.body)
+			}
+		})
 	}
 }
