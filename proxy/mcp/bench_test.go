@@ -21,7 +21,7 @@ import (
 // the figure is what a call costs end to end on one machine.
 func BenchmarkToolCall(b *testing.B) {
 	s := serve(b, "../../configs/tickets.yaml")
-	params := &sdk.CallToolParams{Name: "get_ticket", Arguments: map[string]any{"ticket_id": "T-8841"}}
+	params := &sdk.CallToolParams{Name: "get_ticket", Arguments: map[string]any{"ticket_id": "T-8842"}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -50,9 +50,9 @@ func BenchmarkToolCallHTTP(b *testing.B) {
 		code       string    // the error wanted; empty for a success
 		upstream   int64     // requests the upstream sees per call
 	}{
-		{name: "success", tool: "get_ticket", args: [2]string{`{"ticket_id":"T-8841"}`, `{"ticket_id":"T-8841"}`}, upstream: 1},
+		{name: "success", tool: "get_ticket", args: [2]string{`{"ticket_id":"T-8842"}`, `{"ticket_id":"T-8842"}`}, upstream: 1},
 		{name: "rejected", tool: "update_ticket", code: "invalid_status",
-			args: [2]string{`{"ticket_id":"T-8841","status":"OPEN"}`, `{"ticket_id":"T-8841","status":"Open"}`}},
+			args: [2]string{`{"ticket_id":"T-8842","status":"OPEN"}`, `{"ticket_id":"T-8842","status":"Open"}`}},
 		{name: "rewritten", tool: "update_ticket", code: "unknown_ticket", upstream: 1,
 			args: [2]string{`{"ticket_id":"T-9998","status":"open"}`, `{"ticket_id":"T-9999","status":"open"}`}},
 	} {

@@ -28,9 +28,9 @@ func TestNewRequest(t *testing.T) {
 		want              string // the request, as dump writes it, or the body of the faults
 	}{
 		{"every location", "create_event",
-			`{"calendar_id":"` + uuid + `","title":"Launch","status":"live","tenant":"acme","dry_run":true,"colour":"red"}`,
+			`{"calendar_id":"` + uuid + `","title":"Launch","stage":"live","tenant":"acme","dry_run":true,"colour":"red"}`,
 			"POST /calendars/" + uuid + "/events?dry_run=true\nContent-Type: application/json\nX-Tenant: acme\n\n" +
-				`{"title":"Launch","meta":{"status":"live"},"colour":"red"}`},
+				`{"title":"Launch","meta":{"stage":"live"},"colour":"red"}`},
 		{"undeclared arguments of a GET go in the query", "get_event", `{"event_id":42,"expand":"attendees","page":2}`,
 			"GET /events/42?expand=attendees&page=2\n\n"},
 		{"a null goes in the body as sent, and is left out of a header or query", "create_event",
@@ -54,9 +54,9 @@ func TestNewRequest(t *testing.T) {
 				`{"field":"title","code":"invalid_title","message":"is required; must be a string of at most 80 characters"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"is required"}],"retryable":false}`},
 		{"a header value of two lines, beside other faults", "create_event",
-			`{"calendar_id":"` + uuid + `","title":"Launch","status":"LIVE","tenant":"acme\nX-Admin: 1","dry_run":{"yes":true}}`,
+			`{"calendar_id":"` + uuid + `","title":"Launch","stage":"LIVE","tenant":"acme\nX-Admin: 1","dry_run":{"yes":true}}`,
 			`{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-				`{"field":"status","code":"invalid_status","message":"must be one of: draft, live","received":"LIVE"},` +
+				`{"field":"stage","code":"invalid_stage","message":"must be one of: draft, live","received":"LIVE"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"must be one line of text, since it is sent as the header X-Tenant","received":"acme\nX-Admin: 1"},` +
 				`{"field":"dry_run","code":"invalid_dry_run","message":"must be one value (a string, number or boolean), not an object, since it is sent as the query parameter dry_run","received":{"yes":true}}],"retryable":false}`},
 		{"arguments that are a string", "delete_note", `"n-1"`,

@@ -32,8 +32,8 @@ func TestResult(t *testing.T) {
 		text    string
 		data    string // structured content, or "" for none
 	}{
-		{"a JSON success", 200, nil, `{"ticket_id":"T-8841", "status":"open"}`, false,
-			`{"ticket_id":"T-8841", "status":"open"}`, `{"ticket_id":"T-8841","status":"open"}`},
+		{"a JSON success", 200, nil, `{"ticket_id":"T-1200", "status":"pending"}`, false,
+			`{"ticket_id":"T-1200", "status":"pending"}`, `{"ticket_id":"T-1200","status":"pending"}`},
 		{"a list is text alone", 200, nil, `[1,2]`, false, `[1,2]`, ""},
 		{"plain text", 201, map[string]string{"Content-Type": "text/plain"}, "created\n", false, "created\n", ""},
 		{"no body", 204, nil, ``, false, "the call succeeded: 204 No Content, with no body", ""},
@@ -49,9 +49,9 @@ func TestResult(t *testing.T) {
 		{"a success too large to carry", 200, nil, strings.Repeat("x", 201), true,
 			"Error response_too_large: the answer (200 OK) is over 200 bytes, more than a tool result carries; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it\nRetryable: no.",
 			`{"error":"response_too_large","message":"the answer (200 OK) is over 200 bytes, more than a tool result carries; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it","retryable":false}`},
-		{"signpost's error", 400, nil, `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`, true,
-			"Error invalid_status in status: must be one of: open, pending, closed (you sent \"OPEN\")\nRetryable: no.",
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`},
+		{"signpost's error", 400, nil, `{"error":"invalid_state","field":"state","message":"must be one of: new, active, done","received":"NEW","retryable":false}`, true,
+			"Error invalid_state in state: must be one of: new, active, done (you sent \"NEW\")\nRetryable: no.",
+			`{"error":"invalid_state","field":"state","message":"must be one of: new, active, done","received":"NEW","retryable":false}`},
 		{"an error passed through as HTML", 502, nil, `<html>Bad Gateway</html>`, true, "502 Bad Gateway\n<html>Bad Gateway</html>", ""},
 		{"an error passed through as JSON", 400, nil, `{"error":"Invalid status"}`, true, "400 Bad Request\n{\"error\":\"Invalid status\"}", `{"error":"Invalid status"}`},
 	} {
