@@ -174,3 +174,52 @@ func TestAfterClose(t *testing.T) {
 		t.Errorf("a second Close: %v", err)
 	}
 }
+
+// TestBurstBuffersLetGo checks the memory a burst leaves behind: the
+// buffers grow no bigger than Size while the lines come fast, and once
+// they come slowly again (a batch written when its delay was up), neither
+// buffer keeps more than keptCap.
+func TestBurstBuffersLetGo(t *testing.T) {
+	s := &sink{}
+	o := Options{Size: 512 << 10, Batch: 128 << 10, Delay: 20 * time.Millisecond}
+	w := New(s, o)
+	defer w.Close()
+	caps := func() (filling, writing int) {
+		w.outMu.Lock()
+		defer w.outMu.Unlock()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return cap(w.filling), cap(w.writing)
+	}
+	waitFor := func(lines int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); strings.Count(s.String(), "\n") < lines; {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 5 s, %d of %d lines written", strings.Count(s.String(), "\n"), lines)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	burst := (1 << 20) / len(line(0)) // 1 MiB of lines, several batches
+	most := 0
+	for i := range burst {
+		w.Write(line(i))
+		if i%1000 == 0 {
+			f, wr := caps()
+			most = max(most, f, wr)
+		}
+	}
+	waitFor(burst - int(w.Dropped()))
+	f, wr := caps()
+	if most = max(most, f, wr); most > o.Size {
+		t.Errorf("a buffer grew to %d bytes; want at most Size, %d", most, o.Size)
+	}
+	if most <= keptCap {
+		t.Fatalf("the burst grew no buffer past %d bytes: nothing to let go", keptCap)
+	}
+	w.Write(line(0))
+	waitFor(burst - int(w.Dropped()) + 1)
+	if f, wr := caps(); f > keptCap || wr > keptCap {
+		t.Errorf("after a slow batch, buffers of %d and %d bytes kept; want at most %d", f, wr, keptCap)
+	}
+}

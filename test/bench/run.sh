@@ -9,7 +9,7 @@
 # BENCH_CONNECTIONS (64), BENCH_THREADS (2), BENCH_QUICK (unset).
 #
 # Needs wrk, nginx and Go; HAProxy is optional (its rows are skipped if it is
-# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18112
+# missing). Installs nothing. Everything listens on 127.0.0.1 ports 18101-18116
 # and is stopped on exit. Besides the table of paths, it measures signpost
 # serving a generated file of 1,000 routes with 10 error rules each (the
 # "signpost-1k" rows), resident memory at 256 connections and while 1 MiB
@@ -32,6 +32,7 @@ fi
 
 UP_PORT=18101 SP_PORT=18102 SP_ADMIN=18103 PLAIN_PORT=18104 NGINX_PORT=18105 HAP_PORT=18106
 BIG_PORT=18107 BIG_ADMIN=18108 PIPE_PORT=18111 PIPE_ADMIN=18112 OBS_PORT=18113 OBS_ADMIN=18114
+QUIET_PORT=18115 QUIET_ADMIN=18116
 MCP_PORT=18109 MCP_ADMIN=18110
 
 # --- prerequisites -----------------------------------------------------------
@@ -50,9 +51,9 @@ HAVE_HAPROXY=1
 command -v haproxy >/dev/null 2>&1 || HAVE_HAPROXY=0
 command -v curl >/dev/null 2>&1 || { echo "run.sh: curl not found (used for the sanity checks): apt-get install -y curl" >&2; exit 2; }
 
-for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $MCP_PORT $MCP_ADMIN $PIPE_PORT $PIPE_ADMIN $OBS_PORT $OBS_ADMIN; do
+for p in $UP_PORT $SP_PORT $SP_ADMIN $PLAIN_PORT $NGINX_PORT $HAP_PORT $BIG_PORT $BIG_ADMIN $MCP_PORT $MCP_ADMIN $PIPE_PORT $PIPE_ADMIN $OBS_PORT $OBS_ADMIN $QUIET_PORT $QUIET_ADMIN; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18112 first" >&2
+		echo "run.sh: 127.0.0.1:$p is in use; free ports 18101-18116 first" >&2
 		exit 2
 	fi
 done
@@ -221,10 +222,15 @@ start_to "$TMP/signpost-pipe.fifo" signpostpipe "$TMP/signpost" serve --config "
 start signpostobserve "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" --observe \
 	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$OBS_PORT" \
 	--admin "127.0.0.1:$OBS_ADMIN" --watch=false
+# signpostquiet logs warnings only: no line per rewrite. It is a reference
+# for the pairs, not a deployment: what the rewrite costs without its log.
+start signpostquiet "$TMP/signpost" serve --config "$ROOT/test/bench/rules.yaml" --log-level warn \
+	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$QUIET_PORT" \
+	--admin "127.0.0.1:$QUIET_ADMIN" --watch=false
 start plain "$TMP/plainproxy" -listen "127.0.0.1:$PLAIN_PORT" -upstream "http://127.0.0.1:$UP_PORT"
 start nginx nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log"
-TARGETS=(signpost signpost1k signpostpipe signpostobserve plain nginx)
-declare -A PORT=([signpost]=$SP_PORT [signpost1k]=$BIG_PORT [signpostpipe]=$PIPE_PORT [signpostobserve]=$OBS_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
+TARGETS=(signpost signpost1k signpostpipe signpostobserve signpostquiet plain nginx)
+declare -A PORT=([signpost]=$SP_PORT [signpost1k]=$BIG_PORT [signpostpipe]=$PIPE_PORT [signpostobserve]=$OBS_PORT [signpostquiet]=$QUIET_PORT [plain]=$PLAIN_PORT [nginx]=$NGINX_PORT [haproxy]=$HAP_PORT)
 if ((HAVE_HAPROXY)); then
 	start haproxy haproxy -db -f "$TMP/haproxy.cfg"
 	TARGETS+=(haproxy)
@@ -237,7 +243,7 @@ PATHS=(get big patch400 create3)
 # 1,000-route file declares the ticket routes only, last; the log to a
 # pipe matters where a line is logged, and is compared with the file;
 # observe mode is compared with enforce on the success and the rewrite.
-serves() { [[ $2 != signpost1k && $2 != signpostpipe && $2 != signpostobserve || $1 == get || $1 == patch400 ]]; }
+serves() { [[ $2 != signpost1k && $2 != signpostpipe && $2 != signpostobserve && $2 != signpostquiet || $1 == get || $1 == patch400 ]]; }
 declare -A URLPATH=([get]=/tickets/T-1 [big]=/big [patch400]=/tickets/T-1 [create3]=/tickets [patch200]=/tickets/T-1)
 declare -A SCRIPT=([get]="" [big]="" [patch400]=$TMP/patch.lua [create3]=$TMP/create.lua [patch200]=$TMP/patchok.lua)
 declare -A LABEL=(
@@ -358,14 +364,15 @@ done
 # that does nothing to the 400 reaches; the request body and the upstream's
 # work on it cost on the same CPU), and the same PATCH with a valid status,
 # which the upstream answers 200 and signpost passes through (the rewrite's
-# own cost, like for like). The totals of requests are recorded, for the
-# ratios alone.
+# own cost, like for like). A third reference is the rewrite of signpostquiet,
+# with no log line. The totals of requests are recorded, for the ratios alone.
 pair() {
 	local round=$1 i spec n
 	local -A total=()
 	for ((i = 0; i < 5; i++)); do
 		for spec in "signpost get" "signpost patch400" "signpost patch200" "nginx get" "nginx patch400" \
-			"signpostobserve get" "signpostobserve patch400" "signpost1k get" "signpost1k patch400"; do
+			"signpostobserve get" "signpostobserve patch400" "signpost1k get" "signpost1k patch400" \
+			"signpostquiet get" "signpostquiet patch400"; do
 			set -- $spec
 			wrk_run "$1" "$2" 1s
 			n=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
@@ -439,7 +446,7 @@ AWK_LIB='
 	echo "signpost end-to-end benchmark: $ROUNDS round(s) x $DURATION, $CONNS connections, $THREADS wrk threads; $PINNING"
 	echo "CPU µs/req is user+system time of the proxy (upstream apart) per request; RSS is VmHWM (nginx: master+worker)."
 	echo "signpost-1k serves a generated file of 1,000 routes with 10 error rules each, the measured routes declared last."
-	echo "signpost logs at its default level (info: a line per rewritten error) to a file on $(stat -f -c %T "$TMP"); signpostpipe to a pipe read by cat; signpostobserve serves the same rules with --observe."
+	echo "signpost logs at its default level (info: a line per rewritten error) to a file on $(stat -f -c %T "$TMP"); signpostpipe to a pipe read by cat; signpostobserve serves the same rules with --observe; signpostquiet at --log-level warn, with no line per rewrite."
 	echo "Each wrong call carries an X-Session-Id of its own: the first wrong call of an agent."
 	((HAVE_HAPROXY)) || echo "haproxy not installed: its rows are skipped (apt-get install -y haproxy)."
 	echo
@@ -495,6 +502,7 @@ AWK_LIB='
 		bar("rewritten 400 req/s vs signpost'"'"'s own small success (log to a file)", ratio("pairpatch400", "signpost", "pairget", "signpost"), ">=", 0.85, "×")
 		printf "| reference: nginx passing the 400 vs its own small success | %.2f× | (reported) | |\n", ratio("pairpatch400", "nginx", "pairget", "nginx")
 		printf "| reference: rewritten 400 vs the same PATCH answered 200, passed through | %.2f× | (reported) | |\n", ratio("pairpatch400", "signpost", "pairpatch200", "signpost")
+		printf "| reference: with no log line (--log-level warn), rewritten 400 vs its own small success | %.2f× | (reported) | |\n", ratio("pairpatch400", "signpostquiet", "pairget", "signpostquiet")
 		bar("rewritten 400: signpost req/s vs nginx passing the 400 through", ratio("pairpatch400", "signpost", "pairpatch400", "nginx"), ">=", 0.7, "×")
 		bar("small success: p99 vs nginx", p99ratio("get", "signpost", "nginx"), "<=", 1.5, "×")
 		printf "| log to a pipe, not a file: rewritten 400 req/s | %.2f× | (reported) | |\n", ratio("patch400", "signpostpipe", "patch400", "signpost")
