@@ -238,34 +238,34 @@ func TestCalls(t *testing.T) {
 		{name: "a success is the upstream's body", tool: "get_ticket", args: `{"ticket_id":"T-8841"}`,
 			body:     `{"ticket_id":"T-8841","title":"Export fails on large reports","status":"open","priority":"p2","customer_id":"C-1042","assignee":"eng-3","updated_at":"2026-03-11T09:14:02Z"}`,
 			upstream: 1},
-		{name: "a wrong status, with the permitted set", tool: "update_ticket", args: `{"ticket_id":"T-8841","status":"OPEN"}`,
+		{name: "a wrong value, with the rule and an example", tool: "assign_ticket", args: `{"ticket_id":"T-8841","assignee":"Dana"}`,
 			isError: true,
-			body:    `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
-			text:    "Error invalid_status in status: must be one of: open, pending, closed (you sent \"OPEN\")\nRetryable: no."},
+			body:    `{"error":"invalid_assignee","field":"assignee","message":"must match the pattern ^eng-[0-9]+$, e.g. eng-3","received":"Dana","retryable":false}`,
+			text:    "Error invalid_assignee in assignee: must match the pattern ^eng-[0-9]+$, e.g. eng-3 (you sent \"Dana\")\nRetryable: no."},
 		{name: "three wrong fields in one result", tool: "create_ticket",
-			args:    `{"title":"Export fails","status":"OPEN","priority":"high","due_at":"next Friday","customer_id":"C-1042"}`,
+			args:    `{"title":"","status":"open","priority":"p2","due_at":"next Friday","customer_id":"42"}`,
 			isError: true,
 			body: `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
-				`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
-				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"next Friday"}],"retryable":false}`,
+				`{"field":"title","code":"invalid_title","message":"is empty; must be a non-empty string of at most 200 characters","received":""},` +
+				`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"next Friday"},` +
+				`{"field":"customer_id","code":"invalid_customer_id","message":"must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)","received":"42"}],"retryable":false}`,
 			text: "Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n" +
-				"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n" +
-				"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n" +
+				"- title: is empty; must be a non-empty string of at most 200 characters (you sent \"\")\n" +
 				"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z (you sent \"next Friday\")\n" +
+				"- customer_id: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query) (you sent \"42\")\n" +
 				"Retryable: no."},
 		{name: "the call to make first", tool: "update_ticket", args: `{"ticket_id":"T-8842","status":"closed"}`,
 			isError: true, upstream: 1,
 			body: `{"error":"ticket_unassigned","message":"an unassigned ticket cannot be closed; call assign_ticket first","next_call":{"call":"assign_ticket","arguments":{"ticket_id":"T-8842"}},"retryable":false}`,
 			text: "Error ticket_unassigned: an unassigned ticket cannot be closed; call assign_ticket first\nNext call: assign_ticket with {\"ticket_id\":\"T-8842\"}\nRetryable: no."},
-		{name: "a path variable left out", tool: "update_ticket", args: `{"status":"Open"}`,
+		{name: "a path variable left out", tool: "assign_ticket", args: `{"assignee":"Dana"}`,
 			isError: true,
 			body: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"ticket_id","code":"invalid_ticket_id","message":"is required; must match the pattern ^T-[0-9]+$, e.g. T-8841"},` +
-				`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"Open"}],"retryable":false}`,
+				`{"field":"assignee","code":"invalid_assignee","message":"must match the pattern ^eng-[0-9]+$, e.g. eng-3","received":"Dana"}],"retryable":false}`,
 			text: "Error validation_failed: 2 fields are invalid; fix each one listed, then repeat the call.\n" +
 				"- ticket_id: is required; must match the pattern ^T-[0-9]+$, e.g. T-8841\n" +
-				"- status: must be one of: open, pending, closed (you sent \"Open\")\nRetryable: no."},
+				"- assignee: must match the pattern ^eng-[0-9]+$, e.g. eng-3 (you sent \"Dana\")\nRetryable: no."},
 		{name: "a path variable that is two segments", tool: "get_ticket", args: `{"ticket_id":"T-1/comments"}`,
 			isError: true,
 			body:    `{"error":"invalid_ticket_id","field":"ticket_id","message":"must match the pattern ^T-[0-9]+$, e.g. T-8841","received":"T-1/comments","retryable":false}`,
@@ -355,9 +355,9 @@ func TestReloadChangesTheTools(t *testing.T) {
   list_tickets:
     method: GET
     path: /tickets
-    description: List tickets by status
+    description: List tickets in a queue
     fields:
-      status: {required: true, enum: [open, pending, closed]}
+      queue: {required: true, enum: [billing, support, sales]}
 `
 	if err := os.WriteFile(file, []byte(more), 0o644); err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestReloadChangesTheTools(t *testing.T) {
 	var names []string
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
-		if tool.Name == "list_tickets" && tool.Description != "List tickets by status. GET /tickets." {
+		if tool.Name == "list_tickets" && tool.Description != "List tickets in a queue. GET /tickets." {
 			t.Errorf("list_tickets description %q", tool.Description)
 		}
 	}
@@ -395,15 +395,15 @@ func TestReloadChangesTheTools(t *testing.T) {
 		t.Error("get_ticket is still called after the reload took it away")
 	}
 	before := s.api.n.Load()
-	got := s.call(t, "list_tickets", `{"status":"Closed"}`)
-	if !got.IsError || !jsontest.Same(structured(t, got), `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"Closed","retryable":false}`) {
-		t.Errorf("list_tickets with a wrong status: %s", structured(t, got))
+	got := s.call(t, "list_tickets", `{"queue":"Returns"}`)
+	if !got.IsError || !jsontest.Same(structured(t, got), `{"error":"invalid_queue","field":"queue","message":"must be one of: billing, support, sales","received":"Returns","retryable":false}`) {
+		t.Errorf("list_tickets with a wrong queue: %s", structured(t, got))
 	}
 	if n := s.api.n.Load() - before; n != 0 {
 		t.Errorf("the upstream saw %d requests of a call at fault", n)
 	}
 	metrics := get(t, s.admin+"/metrics")
-	const want = `signpost_rejections_total{code="invalid_status",field="status",route="list_tickets"} 1`
+	const want = `signpost_rejections_total{code="invalid_queue",field="queue",route="list_tickets"} 1`
 	if !strings.Contains(metrics, want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
