@@ -326,27 +326,19 @@ func wantTools(t *testing.T, tools []*sdk.Tool, export []byte) {
 	}
 }
 
-// TestMCPObserve serves a rule file in observe mode as tools, over each
+// TestMCPObserve serves the ticket rules in observe mode as tools, over each
 // transport: a wrong call reaches the API and its bare error comes back
 // untouched, as a tool error, while signpost counts the one answer enforce
 // would have sent (before the upstream, as tools validate) and records
 // the exchange for signpost draft.
 func TestMCPObserve(t *testing.T) {
 	t.Parallel()
+	tickets, err := os.ReadFile(ticketsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
 	config := filepath.Join(t.TempDir(), "observe.yaml")
-	if err := os.WriteFile(config, []byte(`mode: observe
-routes:
-  update_ticket:
-    method: PATCH
-    path: /tickets/{ticket_id}
-    fields:
-      ticket_id: {pattern: '^T-[0-9]+$', example: T-8841}
-      status: {enum: [open, pending, closed]}
-    errors:
-      - match: {status: 400, json: error, equals: Invalid status}
-        code: invalid_status
-        field: status
-`), 0o644); err != nil {
+	if err := os.WriteFile(config, append([]byte("mode: observe\n"), tickets...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, transport := range mcpTransports {
