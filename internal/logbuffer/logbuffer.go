@@ -27,8 +27,8 @@ const (
 )
 
 // keptCap is the most capacity a buffer keeps once the lines come slowly
-// again (a batch written when its delay was up): a burst's big buffers
-// are let go.
+// again (a batch written when its delay was up, no bigger than keptCap):
+// a burst's big buffers are let go, and a steady flow keeps its own.
 const keptCap = 64 << 10
 
 // Options bound a Writer; zero fields take the defaults.
@@ -135,8 +135,8 @@ func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
 // Flush writes the lines waiting now, and returns once they are written.
 func (w *Writer) Flush() { w.flush(false) }
 
-// flush is Flush; slow says the batch waited its delay out: the lines
-// come slowly, and buffers bigger than keptCap are let go.
+// flush is Flush; slow says the batch waited its delay out. If it also
+// fits in keptCap, the lines come slowly, and buffers bigger are let go.
 func (w *Writer) flush(slow bool) {
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
@@ -149,6 +149,7 @@ func (w *Writer) flush(slow bool) {
 func (w *Writer) flushLocked(closing, slow bool) {
 	w.mu.Lock()
 	batch, lines := w.filling, w.lines
+	slow = slow && len(batch) <= keptCap
 	next := w.writing[:0]
 	if slow && cap(next) > keptCap {
 		next = nil

@@ -176,9 +176,10 @@ func TestAfterClose(t *testing.T) {
 }
 
 // TestBurstBuffersLetGo checks the memory a burst leaves behind: the
-// buffers grow no bigger than Size while the lines come fast, and once
-// they come slowly again (a batch written when its delay was up), neither
-// buffer keeps more than keptCap.
+// buffers grow no bigger than Size while the lines come fast; a batch
+// written when its delay was up but bigger than keptCap keeps its
+// buffer; and once the lines come slowly again (a small batch written
+// when its delay was up), neither buffer keeps more than keptCap.
 func TestBurstBuffersLetGo(t *testing.T) {
 	s := &sink{}
 	o := Options{Size: 512 << 10, Batch: 128 << 10, Delay: 20 * time.Millisecond}
@@ -217,8 +218,19 @@ func TestBurstBuffersLetGo(t *testing.T) {
 	if most <= keptCap {
 		t.Fatalf("the burst grew no buffer past %d bytes: nothing to let go", keptCap)
 	}
+	// Lines that keep coming, more than keptCap a delay, keep their buffer.
+	written := burst - int(w.Dropped())
+	steady := 3 * keptCap / 2 / len(line(0)) // under the Batch of 128 KiB: written when the delay is up
+	for i := range steady {
+		w.Write(line(i))
+	}
+	written += steady
+	waitFor(written)
+	if f, wr := caps(); max(f, wr) <= keptCap {
+		t.Errorf("after a slow batch of %d bytes, buffers of %d and %d bytes; want one kept past %d", steady*len(line(0)), f, wr, keptCap)
+	}
 	w.Write(line(0))
-	waitFor(burst - int(w.Dropped()) + 1)
+	waitFor(written + 1)
 	if f, wr := caps(); f > keptCap || wr > keptCap {
 		t.Errorf("after a slow batch, buffers of %d and %d bytes kept; want at most %d", f, wr, keptCap)
 	}
