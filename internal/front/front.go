@@ -282,10 +282,13 @@ type frontConn struct {
 
 	// The watch: after watchAfter, a read on the idle connection notices
 	// a caller that leaves while its request is still served.
-	mu       sync.Mutex
-	timer    *time.Timer
-	serving  bool          // a handler runs; the watch may read
-	body     *frontBody    // the request's body, nil when it has none
+	mu      sync.Mutex
+	timer   *time.Timer
+	serving bool       // a handler runs; the watch may read
+	body    *frontBody // the request's body, nil when it has none
+	// watchDue says the watch found the body still to be read: its end
+	// starts the watch, which meanwhile sleeps rather than poll.
+	watchDue bool
 	watching chan struct{} // set while the watch reads; closed when it returns
 	stopping bool          // the watch's read is being cut short on purpose
 	// deadlineCleared says the watch cleared a read deadline that ran out.
@@ -761,7 +764,7 @@ func (c *frontConn) serveRequest(req *http.Request, n int) bool {
 	w.reset(req, body)
 
 	c.mu.Lock()
-	c.serving, c.body = true, body
+	c.serving, c.body, c.watchDue = true, body, false
 	// Set under the lock the watch takes, which may reset it.
 	if c.timer == nil {
 		c.timer = time.AfterFunc(watchAfter, c.watch)
@@ -830,16 +833,16 @@ func (c *frontConn) writer() *bufio.Writer {
 	return c.bw
 }
 
-// watch runs watchAfter into a request, and again every watchAfter until
-// the request's body is read: then, when nothing more is buffered, it reads
-// the connection, which returns when the caller sends its next request,
-// which is kept, or leaves, which cancels the request's context.
+// watch runs watchAfter into a request, or once its body is read if that
+// comes later: then, when nothing more is buffered, it reads the
+// connection, which returns when the caller sends its next request, which
+// is kept, or leaves, which cancels the request's context. While the body
+// is still to be read, a caller that leaves fails the read instead.
 func (c *frontConn) watch() {
 	c.mu.Lock()
 	if c.serving && c.body != nil && c.body.left > 0 && c.watching == nil {
-		// The body is still to be read: the watch comes back once more of
-		// it may have been.
-		c.timer.Reset(watchAfter)
+		// The body is still to be read: its last read starts the watch.
+		c.watchDue = true
 		c.mu.Unlock()
 		return
 	}
@@ -934,9 +937,14 @@ func (b *frontBody) readLocked(p []byte) (int, error) {
 		p = p[:b.left]
 	}
 	n, err := b.c.br.Read(p)
-	b.c.mu.Lock()
+	c := b.c
+	c.mu.Lock()
 	b.left -= int64(n)
-	b.c.mu.Unlock()
+	if b.left == 0 && c.watchDue {
+		c.watchDue = false
+		c.timer.Reset(0)
+	}
+	c.mu.Unlock()
 	if b.left == 0 {
 		return n, io.EOF
 	}

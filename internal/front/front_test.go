@@ -675,16 +675,7 @@ func TestFrontReadTimeoutCountsFromTheHead(t *testing.T) {
 // five-byte body follows its head after late; it returns the connection.
 func postLate(t *testing.T, server string, h http.Handler, late time.Duration) net.Conn {
 	t.Helper()
-	var addr string
-	if server == "front" {
-		addr, _ = startFront(t, h)
-	} else {
-		addr = startNetHTTP(t, h)
-	}
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialServed(t, server, h)
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
 	time.Sleep(late)
 	io.WriteString(c, "hello")
@@ -700,16 +691,7 @@ func TestFrontWatchWaitsForTheBody(t *testing.T) {
 		t.Run(server, func(t *testing.T) {
 			t.Parallel()
 			seen := make(chan string, 1)
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.ReadAll(r.Body)
-				select {
-				case <-r.Context().Done():
-					seen <- "canceled"
-				case <-time.After(2 * time.Second):
-					seen <- "not canceled within 2s"
-				}
-			})
-			c := postLate(t, server, h, 3*watchAfter)
+			c := postLate(t, server, readThenAwaitLeaving(seen), 3*watchAfter)
 			time.Sleep(3 * watchAfter)
 			c.Close()
 			if got := <-seen; got != "canceled" {
@@ -717,6 +699,37 @@ func TestFrontWatchWaitsForTheBody(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dialServed serves h on the front or on net/http, and returns a
+// connection to it.
+func dialServed(t *testing.T, server string, h http.Handler) net.Conn {
+	t.Helper()
+	var addr string
+	if server == "front" {
+		addr, _ = startFront(t, h)
+	} else {
+		addr = startNetHTTP(t, h)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// readThenAwaitLeaving reads the request's body, then says on seen
+// whether its context was canceled, the caller having left, within 2s.
+func readThenAwaitLeaving(seen chan<- string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		select {
+		case <-r.Context().Done():
+			seen <- "canceled"
+		case <-time.After(2 * time.Second):
+			seen <- "not canceled within 2s"
+		}
+	})
 }
 
 // TestFrontClosesWithoutAResetOverAnUnreadBody has a handler ask to close
@@ -969,4 +982,83 @@ func TestHandedOffConnectionsShutTheirSendingSide(t *testing.T) {
 		t.Errorf("after the 431: %v after %v; want the end at once (net/http closes 500 ms later)", err, d.Round(time.Millisecond))
 	}
 	time.Sleep(lingerDelay + 100*time.Millisecond) // for net/http's wait to end
+}
+
+// TestFrontWaitsForABodyWithoutPolling has a caller send a head and hold
+// back its body: while the handler waits for it, nothing on the connection
+// may wake (no watch timer pending), as net/http's server waits; once the
+// body comes, the watch must begin, and see the caller leave.
+func TestFrontWaitsForABodyWithoutPolling(t *testing.T) {
+	seen := make(chan string, 1)
+	addr, s := startFront(t, readThenAwaitLeaving(seen))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /late HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n")
+	time.Sleep(10 * watchAfter)
+	s.mu.Lock()
+	pending := 0
+	for fc := range s.conns {
+		fc.mu.Lock()
+		if fc.timer != nil && fc.timer.Stop() {
+			pending++ // stopped here: the watch is started below by the body's end
+		}
+		fc.mu.Unlock()
+	}
+	s.mu.Unlock()
+	if pending > 0 {
+		t.Errorf("%d watch timers pending %v into a wait for the body; want none: the wait must not poll", pending, 10*watchAfter)
+	}
+	io.WriteString(c, "hello")
+	time.Sleep(3 * watchAfter)
+	c.Close()
+	if got := <-seen; got != "canceled" {
+		t.Errorf("the caller left after its late body; the handler's context was %s", got)
+	}
+}
+
+// TestFrontBodyReadDeadline: a handler bounds the wait for a body with
+// http.ResponseController, on the front as on net/http: a body that does
+// not come in time fails the read with a timeout.
+func TestFrontBodyReadDeadline(t *testing.T) {
+	for _, server := range []string{"front", "net/http"} {
+		t.Run(server, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan error, 1)
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rc := http.NewResponseController(w)
+				if err := rc.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+					got <- err
+					return
+				}
+				_, err := io.ReadAll(r.Body)
+				got <- err
+				w.Header().Set("Connection", "close")
+				w.WriteHeader(http.StatusRequestTimeout)
+			})
+			c := dialServed(t, server, h)
+			defer c.Close()
+			io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhe")
+			var ne net.Error
+			select {
+			case err := <-got:
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					t.Fatalf("reading a body that stopped: %v; want a timeout", err)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("the body's read outlived its deadline by seconds")
+			}
+			c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			br := bufio.NewReader(c)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil || res.StatusCode != http.StatusRequestTimeout {
+				t.Fatalf("answer %v, %v; want the handler's 408", res, err)
+			}
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				t.Errorf("after the answer: %v; want the connection's end", err)
+			}
+		})
+	}
 }

@@ -2,12 +2,14 @@ package front
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 )
@@ -204,6 +206,21 @@ const sniffLen = 512
 func (w *frontResponse) sniffs() bool {
 	return httpwire.BodyAllowed(w.status) && !w.haveType && httpwire.FirstValue(w.encoding) == "" && w.te == ""
 }
+
+// SetReadDeadline sets the deadline for reading the request's body, as
+// http.ResponseController does on net/http's writer; zero clears it. Call
+// it on the handler's goroutine. Once the body is read, the caller
+// leaving is watched for whatever the deadline.
+func (w *frontResponse) SetReadDeadline(t time.Time) error {
+	if w.done {
+		return errHandlerReturned
+	}
+	w.c.setReadDeadline(t)
+	return nil
+}
+
+// errHandlerReturned is a deadline set after the handler returned.
+var errHandlerReturned = errors.New("the handler has returned: the request's deadline is past changing")
 
 // Flush sends what is written so far to the caller.
 func (w *frontResponse) Flush() {
