@@ -130,15 +130,15 @@ func New(reg prometheus.Registerer) *Metrics {
 	}, []string{"limit"})
 	m.budgetSize = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "signpost_buffer_budget_bytes",
-		Help: "The bytes all requests together may hold in upstream error bodies being examined (--buffer-budget).",
+		Help: "The bytes all requests together may hold in upstream error bodies being examined and request bodies being read (--buffer-budget).",
 	})
 	m.budgetInUse = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "signpost_buffer_budget_in_use_bytes",
-		Help: "The bytes upstream error bodies being examined hold now, raw and decoded.",
+		Help: "The bytes upstream error bodies being examined, raw and decoded, and request bodies being read hold now.",
 	})
 	m.budgetExhausted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "signpost_buffer_budget_exhausted_total",
-		Help: "Upstream error bodies not read, or not read to their end, because the buffer budget was spent: passed through or wrapped unread.",
+		Help: "Bodies not read, or not read to their end, because the buffer budget was spent: upstream errors passed through or wrapped unread, request bodies forwarded unchecked.",
 	})
 	reg.MustRegister(m.rejections, m.unmatched, m.would, m.oversized, m.failures, m.bodyTokens, m.uncounted,
 		m.recovery, m.unrecovered, m.stopped, m.repeats, m.duration, m.reloads, m.lastReload, m.limited,

@@ -57,8 +57,12 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newProxyWith(t, &roundTrip{status: 400, header: tc.hdr, body: tc.body}, tc.policy)
 			const size = 1 << 20
-			b := spent(t, f, size, tc.free)
-			w := f.do("PATCH", "/tickets/T-1", `{"status":"OPEN"}`)
+			// The request body is charged too, while it is read: room
+			// is left for it.
+			const call = `{"status":"OPEN"}`
+			free := tc.free + int64(len(call))
+			b := spent(t, f, size, free)
+			w := f.do("PATCH", "/tickets/T-1", call)
 			if w.Code != 400 || w.Body.String() != tc.want {
 				t.Fatalf("got %d %q; want 400 %q", w.Code, w.Body, tc.want)
 			}
@@ -69,8 +73,8 @@ func TestBudgetExhausted(t *testing.T) {
 			if c := f.counter(t, "signpost_buffer_budget_exhausted_total"); c != exhausted {
 				t.Errorf("signpost_buffer_budget_exhausted_total = %v, want %v", c, exhausted)
 			}
-			if used := b.InUse(); used != size-tc.free {
-				t.Errorf("budget in use after the answer: %d, want the %d taken before", used, size-tc.free)
+			if used := b.InUse(); used != size-free {
+				t.Errorf("budget in use after the answer: %d, want the %d taken before", used, size-free)
 			}
 		})
 	}

@@ -64,6 +64,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 		}
 	}
 	httpwire.RemoveConnectionHeaders(h, connectionTokens)
+	untyped(h, res.Header)
 	// The id is signpost's, whatever the upstream's Connection names;
 	// observe mode adds nothing.
 	if !ex.observing {
@@ -81,9 +82,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	}
 	w.WriteHeader(res.StatusCode)
 	if err := copyBody(w, res, flushesAtOnce(res)); err != nil {
+		p.cutMidAnswer(ex, r, errors.Is(err, errUpstreamBody))
 		if errors.Is(err, errUpstreamBody) {
-			// The upstream broke off mid-body; the caller must see the
-			// response cut, not a complete one.
+			// The caller must see the response cut, not a complete one.
 			panic(http.ErrAbortHandler)
 		}
 		return
@@ -100,6 +101,34 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 			h[http.TrailerPrefix+k] = vv
 		}
 	}
+}
+
+// untyped keeps an answer the upstream sent with no Content-Type without
+// one: the field is set empty in the caller's header h, which the front
+// and net/http's server then leave unset where they would sniff a type,
+// as nginx and HAProxy pass such an answer.
+func untyped(h, upstream http.Header) {
+	if _, typed := upstream["Content-Type"]; !typed {
+		h["Content-Type"] = nil
+	}
+}
+
+// cutMidAnswer books an answer whose body stopped before its end: the
+// upstream broke off (its read failed while the caller was there), or the
+// caller left. Either way the answer was not the success, or the error,
+// it began as.
+func (p *Proxy) cutMidAnswer(ex *exchange, r *http.Request, upstreamRead bool) {
+	if !upstreamRead || r.Context().Err() != nil {
+		ex.outcome = metrics.OutcomeCancelled
+		p.log.Info("caller left mid-answer", "request_id", ex.id, "status", ex.status)
+		return
+	}
+	ex.outcome = metrics.OutcomeFailed
+	name := metrics.Unrouted
+	if ex.route != nil {
+		name = ex.route.Name
+	}
+	p.log.Warn("upstream broke off mid-answer", "request_id", ex.id, "route", name, "status", ex.status)
 }
 
 // outgoing is a request as the upstream receives it, written by writeTo,
@@ -128,11 +157,14 @@ func (o *outgoing) Streams() bool {
 
 func (o *outgoing) Resendable() bool { return !o.Streams() }
 
-func (o *outgoing) Replayable() bool { return replayable(o.r) }
+// Replayable judges as httputil.ReverseProxy's transport does: a request
+// with a body, which it cannot rewind, never goes twice once written,
+// whether signpost buffered the body or not.
+func (o *outgoing) Replayable() bool { return o.body == nil && !o.Streams() && replayable(o.r) }
 
 // replayable judges as http.Transport does before sending a request
-// again on its own: the method is one that reads, or the request carries
-// an idempotency key.
+// without a body again on its own: the method is one that reads, or the
+// request carries an idempotency key.
 func replayable(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:

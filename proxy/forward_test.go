@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/internal/front"
+	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -528,19 +530,20 @@ func TestDirectPathIsChosenForPlainHTTPUpstreams(t *testing.T) {
 	}
 }
 
-// TestDirectPathBoundsSmallBodiesOnly has the upstream pause mid-body for
-// longer than the upstream timeout: a stream of unknown length may take
-// its time, a small body with a length must arrive within the bound.
-func TestDirectPathBoundsSmallBodiesOnly(t *testing.T) {
+// TestDirectPathLetsBodiesTakeTheirTime has the upstream pause mid-body
+// for longer than the upstream timeout: a stream of unknown length, and a
+// small body with a length, take as long as the upstream takes, as
+// through http.Transport, even on a connection whose deadline for the
+// head was in force.
+func TestDirectPathLetsBodiesTakeTheirTime(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	tests := []struct {
 		name, head, first, rest string
-		whole                   bool
 	}{
 		{"a stream waits for the upstream", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n",
-			"5\r\nfirst\r\n", "4\r\nlast\r\n0\r\n\r\n", true},
-		{"a small body is cut at the bound", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\n",
-			"first", "last", false},
+			"5\r\nfirst\r\n", "4\r\nlast\r\n0\r\n\r\n"},
+		{"a small body waits too", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\n",
+			"first", "last"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -560,11 +563,8 @@ func TestDirectPathBoundsSmallBodiesOnly(t *testing.T) {
 				body, err = io.ReadAll(res.Body)
 				res.Body.Close()
 			}
-			if tt.whole && (err != nil || string(body) != "firstlast") {
+			if err != nil || string(body) != "firstlast" {
 				t.Errorf("got %q, %v; want the whole body, firstlast", body, err)
-			}
-			if !tt.whole && err == nil {
-				t.Errorf("got %q in full; want the body cut at the timeout", body)
 			}
 		})
 	}
@@ -843,4 +843,235 @@ func onLoopback(t *testing.T, serve func(net.Listener) error, stop func() error)
 	go serve(ln)
 	t.Cleanup(func() { stop() })
 	return ln.Addr().String()
+}
+
+// TestDirectPathSendsABodyOnceTheUpstreamMayHaveRead has the upstream read
+// a request with a body whole on a reused connection and reset it without
+// answering. A request with a body is never sent again once written, even
+// buffered and with an idempotency key: httputil.ReverseProxy, which cannot
+// rewind a body, sends it once and answers 502. A keyed request without a
+// body goes again, as http.Transport sends it.
+func TestDirectPathSendsABodyOnceTheUpstreamMayHaveRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, target, body string
+		wantSent                   int32
+		wantStatus                 int
+	}{
+		{"keyed PATCH with a buffered body", "PATCH", "/tickets/T-1", `{"status":"open"}`, 1, http.StatusBadGateway},
+		{"keyed POST with a streamed body", "POST", "/elsewhere", `{"note":"x"}`, 1, http.StatusBadGateway},
+		{"keyed POST without a body", "POST", "/elsewhere", "", 2, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent atomic.Int32
+			addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if req.Method == tc.method && sent.Add(1) == 1 {
+						// Read whole, then reset: the upstream may have acted on it.
+						c.(*net.TCPConn).SetLinger(0)
+						return
+					}
+					io.WriteString(c, okResponse)
+				}
+			})
+			p := directProxy(t, addr, time.Second)
+			// A first exchange leaves a connection in the pool, to be reused.
+			w := httptest.NewRecorder()
+			p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil))
+			if w.Code != 200 {
+				t.Fatalf("GET: %d %s", w.Code, w.Body)
+			}
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			req := httptest.NewRequest(tc.method, tc.target, body)
+			req.Header.Set("Idempotency-Key", "k-1")
+			w = httptest.NewRecorder()
+			p.ServeHTTP(w, req)
+			if w.Code != tc.wantStatus || sent.Load() != tc.wantSent {
+				t.Errorf("%s answered %d after the upstream got it %d times; want %d after %d", tc.method, w.Code, sent.Load(), tc.wantStatus, tc.wantSent)
+			}
+		})
+	}
+}
+
+// TestDirectPathGivesAPooledErrorBodyTheWholeTimeout has a pooled
+// connection carry a second exchange soon after a first, so that the
+// deadline the first set is kept, and the upstream send the second's error
+// body late, after that deadline but within the second's own timeout. The
+// body must be read whole and rewritten, not cut at the first's deadline.
+func TestDirectPathGivesAPooledErrorBodyTheWholeTimeout(t *testing.T) {
+	const timeout = 3 * time.Second
+	const bodyAfter = 2700 * time.Millisecond // past the first's deadline, within the second's
+	body := `{"error":"Invalid status"}`
+	addr, accepted := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			if req.Method == "GET" {
+				io.WriteString(c, okResponse)
+				continue
+			}
+			fmt.Fprintf(c, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+			time.Sleep(bodyAfter)
+			io.WriteString(c, body)
+		}
+	})
+	p := directProxy(t, addr, timeout)
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, httptest.NewRequest("GET", "/tickets/T-1", nil))
+	if w.Code != 200 {
+		t.Fatalf("GET: %d %s", w.Code, w.Body)
+	}
+	// Within a quarter of the timeout the first's deadline is kept.
+	time.Sleep(timeout / 5)
+	w = httptest.NewRecorder()
+	p.ServeHTTP(w, httptest.NewRequest("PATCH", "/tickets/T-1", strings.NewReader(`{"status":"OPEN"}`)))
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("the second exchange took a connection of its own (%d accepted); the test needs it pooled", n)
+	}
+	if w.Code != 400 || !strings.Contains(w.Body.String(), `"error":"invalid_status"`) {
+		t.Errorf("an error body %v into a %v timeout answered %d %s; want it read whole and rewritten", bodyAfter, timeout, w.Code, w.Body)
+	}
+}
+
+// pathsTo builds the test rules in front of the upstream at addr twice,
+// each counting into a registry of its own: over the direct path, and
+// over httputil.ReverseProxy, the general path.
+func pathsTo(t *testing.T, addr string) map[string]*fixture {
+	t.Helper()
+	fixtures := map[string]*fixture{}
+	for _, path := range []string{"direct", "general"} {
+		cfg, err := rules.Load("testdata/rules.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Upstream: &url.URL{Scheme: "http", Host: addr}, UpstreamTimeout: 2 * time.Second}
+		if path == "general" {
+			transport := NewTransport(2 * time.Second)
+			t.Cleanup(transport.CloseIdleConnections)
+			opts.Transport = transport
+		}
+		reg := prometheus.NewRegistry()
+		opts.Metrics = metrics.New(reg)
+		p, err := New(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		fixtures[path] = &fixture{p: p, reg: reg, m: opts.Metrics}
+	}
+	return fixtures
+}
+
+// TestUntypedAnswersPassUntyped has the upstream answer with no
+// Content-Type, of unknown length and of known length: the caller gets no
+// Content-Type either, on either path and either server, where net/http
+// would sniff one (text/html here), as nginx and HAProxy pass it.
+func TestUntypedAnswersPassUntyped(t *testing.T) {
+	const page = "<html><body>no type</body></html>"
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			if req.URL.Path == "/chunked" {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(page), page)
+			} else {
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(page), page)
+			}
+		}
+	})
+	for path, f := range pathsTo(t, addr) {
+		onFront, onNetHTTP := servedBy(t, f.p)
+		for server, at := range map[string]string{"front": onFront, "net/http": onNetHTTP} {
+			for _, target := range []string{"/chunked", "/length"} {
+				res, err := http.Get("http://" + at + target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if ct, typed := res.Header["Content-Type"]; typed || string(body) != page {
+					t.Errorf("%s path, %s, %s: Content-Type %q and %q; want no type and the page", path, server, target, ct, body)
+				}
+			}
+		}
+	}
+}
+
+// TestAnswersCutShortAreCountedAsWhatTheyAre: an upstream 200 broken off
+// mid-body is a failure, and an answer whose caller left mid-body is
+// cancelled, by signpost_request_duration_seconds' outcome; neither is a
+// success.
+func TestAnswersCutShortAreCountedAsWhatTheyAre(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if req.URL.Path == "/broken" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"partial\":")
+			return
+		}
+		// A stream that goes on until the proxy stops reading it.
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+		for {
+			select {
+			case <-release:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			if _, err := io.WriteString(c, "4\r\nmore\r\n"); err != nil {
+				return
+			}
+		}
+	})
+	outcome := func(f *fixture, outcome string) uint64 {
+		n, _ := f.histogram(t, "signpost_request_duration_seconds", "route", metrics.Unrouted, "outcome", outcome)
+		return n
+	}
+	for path, f := range pathsTo(t, addr) {
+		onFront, _ := servedBy(t, f.p)
+		res, err := http.Get("http://" + onFront + "/broken")
+		if err == nil {
+			_, err = io.ReadAll(res.Body)
+			res.Body.Close()
+		}
+		if err == nil {
+			t.Errorf("%s path: the caller read a broken body to a clean end", path)
+		}
+		if failed, success := outcome(f, metrics.OutcomeFailed), outcome(f, metrics.OutcomeSuccess); failed != 1 || success != 0 {
+			t.Errorf("%s path, upstream broke off: %d failed, %d success; want 1 failed", path, failed, success)
+		}
+
+		c, err := net.Dial("tcp", onFront)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "GET /stream HTTP/1.1\r\nHost: signpost.test\r\n\r\n")
+		if _, err := bufio.NewReader(c).ReadString('t'); err != nil { // into the first chunk
+			t.Fatal(err)
+		}
+		c.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for outcome(f, metrics.OutcomeCancelled) == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if cancelled, success := outcome(f, metrics.OutcomeCancelled), outcome(f, metrics.OutcomeSuccess); cancelled != 1 || success != 0 {
+			t.Errorf("%s path, caller left mid-answer: %d cancelled, %d success; want 1 cancelled", path, cancelled, success)
+		}
+	}
 }

@@ -35,34 +35,50 @@ func (p *Proxy) observes(route *rules.Route) bool {
 	return p.cfg.Mode == rules.Observe
 }
 
-// observeRequest reads the body of r, when it is JSON and within
-// observeBodyLimit, into ex for the record, and notes what enforce mode
-// would have answered before calling the upstream. r goes on unchanged:
-// a body over the bound is put back whole.
+// observeRequest keeps the body of r, when it is JSON and within
+// observeBodyLimit, in ex for the record. A body already read whole from
+// the connection is copied at once; one still on its way is copied as it
+// passes to the upstream, so that the caller waits for nothing signpost
+// does. What enforce mode would have answered before calling the upstream
+// is judged once the body is known (judgeBefore). r goes on unchanged.
 func (p *Proxy) observeRequest(r *http.Request, ex *exchange) {
 	ex.requestType = httpwire.FirstValue(r.Header["Content-Type"])
 	if r.Body != nil && r.Body != http.NoBody && namesJSON(ex.requestType) && r.ContentLength <= observeBodyLimit {
-		var head []byte
-		var err error
-		if r.ContentLength >= 0 {
-			// One read of the declared length, into a buffer of its size.
-			head = make([]byte, r.ContentLength)
-			var n int
-			n, err = io.ReadFull(r.Body, head)
-			head = head[:n]
-		} else {
-			head, err = readHead(r.Body, observeBodyLimit)
+		if r.ContentLength < 0 || !arrived(r.Body) {
+			ex.held.Budget = p.budget
+			ex.tee = &teeBody{body: r.Body, size: r.ContentLength, limit: observeBodyLimit, c: &ex.held}
+			r.Body = ex.tee
+			return
 		}
-		switch {
-		case err == nil && len(head) <= observeBodyLimit:
+		head := make([]byte, r.ContentLength)
+		n, err := io.ReadFull(r.Body, head)
+		if err != nil {
+			// Broken off: the upstream gets what the caller sent, the
+			// break included.
+			r.Body = putBack(head[:n], r.Body, err)
+		} else {
 			r.Body.Close()
 			ex.callerBody.Reset(head)
 			r.Body = &ex.callerBody
 			ex.req.Body = head
-		default:
-			// Over the bound, or broken off: the upstream gets what the
-			// caller sent, the break included.
-			r.Body = putBack(head, r.Body, err)
+		}
+	}
+	p.judgeBefore(ex)
+}
+
+// judgeBefore notes, once, what enforce mode would have answered before
+// calling the upstream, once the request's body is known: at once when it
+// was read before the upstream was called, else when the upstream answers
+// or the exchange ends. A body copied in passing that did not pass whole
+// is not known, and not judged.
+func (p *Proxy) judgeBefore(ex *exchange) {
+	if ex.judged {
+		return
+	}
+	ex.judged = true
+	if ex.tee != nil {
+		if ex.req.Body = ex.tee.whole(); ex.req.Body == nil {
+			return
 		}
 	}
 	route := ex.route
@@ -87,10 +103,12 @@ func namesJSON(ctype string) bool {
 }
 
 // observeResponse is modify for an exchange in observe mode: the response
-// stays as the upstream sent it, headers and body; an error's body is
-// read, within the bounds enforce mode reads it in, to judge it, and put
-// back.
+// stays as the upstream sent it, headers and body, and passes to the
+// caller as it comes. An error's body is copied as it passes, within the
+// bounds enforce mode reads it in, and judged once it has passed whole
+// (observedError).
 func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
+	p.judgeBefore(ex)
 	status := res.StatusCode
 	ex.status = status
 	if status < 400 {
@@ -105,49 +123,121 @@ func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
 		name, policy = route.Name, route.Unmatched
 	}
 	x := examine(status, res.Header)
-	up := &x.upstream
 	limit := p.cfg.Limits.ErrorBody
 	if isEventStream(res.Header) || res.ContentLength > limit {
-		p.observeUnread(ex, res, name, policy, up)
+		p.observeUnread(ex, res, name, policy, &x.upstream)
 		return nil
 	}
-	c := &x.charge
-	defer c.End()
-	raw, err := p.readError(res, ex, c, limit)
-	if err != nil || int64(len(raw)) > limit {
-		// Over the budget or the bound, broken off or stalled: the caller
-		// gets what arrived and the rest, or the break, as without
-		// signpost.
-		res.Body = c.KeepUntilClosed(putBack(raw, res.Body, err))
-		p.observeUnread(ex, res, name, policy, up)
-		return nil
+	x.charge.Budget = p.budget
+	res.Body = &observedError{body: res.Body, p: p, ex: ex, x: x, res: res, name: name, policy: policy, limit: limit}
+	return nil
+}
+
+// observedError is an upstream error body in observe mode: passed to the
+// caller as it comes, a copy kept within limit and the budget, and judged
+// as enforce mode would have once it is closed. The handler reads and
+// closes it on its own goroutine.
+type observedError struct {
+	body   io.ReadCloser
+	p      *Proxy
+	ex     *exchange
+	x      *examination
+	res    *http.Response
+	name   string
+	policy rules.Policy
+	limit  int64
+
+	copied []byte
+	eof    bool // read to its end
+	off    bool // the copy is dropped: over the bound or the budget
+	closed bool
+}
+
+func (o *observedError) Read(p []byte) (int, error) {
+	n, err := o.body.Read(p)
+	if n > 0 && !o.off {
+		o.keep(p[:n])
 	}
-	res.Body.Close()
-	res.Body = c.KeepUntilClosed(newBytesBody(raw))
-	body := raw
+	if err == io.EOF {
+		o.eof = true
+	}
+	return n, err
+}
+
+// keep appends p to the copy, within the bound and what the budget lends.
+func (o *observedError) keep(p []byte) {
+	need := int64(len(o.copied) + len(p))
+	if need > o.limit {
+		o.off = true
+		return
+	}
+	if need > int64(cap(o.copied)) {
+		grown := max(2*int64(cap(o.copied)), need, firstBodyBuffer)
+		if o.res.ContentLength >= 0 {
+			grown = min(grown, max(o.res.ContentLength, need))
+		}
+		grown = min(grown, o.limit)
+		if !o.x.charge.Grow(grown) {
+			o.off = true
+			return
+		}
+		old := int64(cap(o.copied))
+		o.copied = append(make([]byte, 0, grown), o.copied...)
+		o.x.charge.Shrink(old)
+	}
+	o.copied = append(o.copied, p...)
+}
+
+// Close ends the body and judges it, once.
+func (o *observedError) Close() error {
+	err := o.body.Close()
+	if !o.closed {
+		o.closed = true
+		o.judge()
+		o.x.charge.End()
+	}
+	return err
+}
+
+// judge records the error and what enforce mode would have answered in
+// its place: as modify and answerUnmatched decide it, from a body that
+// passed whole; or, for one that did not (over the bound or the budget,
+// broken off, or left by the caller), as enforce mode would have wrapped
+// it unjudged.
+func (o *observedError) judge() {
+	p, ex, x, res := o.p, o.ex, o.x, o.res
+	up := &x.upstream
+	if !o.eof || o.off {
+		p.observeUnread(ex, res, o.name, o.policy, up)
+		return
+	}
+	body := o.copied
+	if body == nil {
+		body = []byte{}
+	}
 	if decode, ok := decoderFor(httpwire.FirstValue(res.Header["Content-Encoding"])); !ok {
 		body = nil
 	} else if decode != nil {
-		if body, err = decode(raw, limit, c); err != nil {
+		var err error
+		if body, err = decode(body, o.limit, &x.charge); err != nil {
 			body = nil
 		}
 	}
 	if body == nil {
-		p.observeUnread(ex, res, name, policy, up)
-		return nil
+		p.observeUnread(ex, res, o.name, o.policy, up)
+		return
 	}
 	x.body = rules.Body{Raw: body}
 	up.Body = &x.body
-	// What enforce mode would answer, as modify and answerUnmatched
-	// decide it.
+	route := ex.route
 	var e *rewrite.Error
 	explained := false
-	if route != nil && route.Concerns(status) {
-		if rule := route.MatchError(status, up.Body); rule != nil {
+	if route != nil && route.Concerns(up.Status) {
+		if rule := route.MatchError(up.Status, up.Body); rule != nil {
 			e, explained = x.err.SetMatch(route, rule, up, &ex.req, p.cfg.Limits), true
 		}
 	}
-	if e == nil && policy == rules.Wrap {
+	if e == nil && o.policy == rules.Wrap {
 		if e = rewrite.Unexplained(route, up, &ex.req, p.cfg.Limits); e != nil {
 			explained = true
 		} else {
@@ -156,12 +246,11 @@ func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
 	}
 	p.record(ex, res, body, explained)
 	if !explained {
-		p.unmatched(ex, name, up, "observed, passed through")
+		p.unmatched(ex, o.name, up, "observed, passed through")
 	}
 	if e != nil {
 		p.would(ex, e, up)
 	}
-	return nil
 }
 
 // observeUnread records an error whose body was not read, or could not

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/internal/metricstest"
@@ -257,4 +261,79 @@ func sameHeader(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+// TestLateErrorBodyPassesWhole has the upstream send an error's headers at
+// once and its body after the upstream timeout, framed by length or
+// chunked. Where signpost passes the error on (observe mode; enforce mode
+// under unmatched: passthrough), the caller must get the whole body, as
+// without signpost; under wrap, a whole answer of signpost's.
+func TestLateErrorBodyPassesWhole(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	const body = `{"error":"Something else went wrong"}`
+	heads := map[string]string{
+		"length":  fmt.Sprintf("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)),
+		"chunked": "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+	}
+	observed := func() (*rules.Config, error) { return rules.Parse("observe.yaml", []byte(observeRules)) }
+	enforced := func() (*rules.Config, error) { return rules.Load("testdata/rules.yaml") }
+	for _, tc := range []struct {
+		name   string
+		rules  func() (*rules.Config, error)
+		policy rules.Policy
+		want   string // the body the caller gets; "" for the upstream's
+	}{
+		{"observe", observed, rules.Wrap, ""},
+		{"enforce, passthrough", enforced, rules.Passthrough, ""},
+		{"enforce, wrap", enforced, rules.Wrap, `{"error":"upstream_rejected","message":"the upstream rejected the call (400 Bad Request) for a reason signpost has no rule for","retryable":false}`},
+	} {
+		for _, framing := range []string{"length", "chunked"} {
+			t.Run(tc.name+", "+framing, func(t *testing.T) {
+				addr, _ := rawUpstream(t, func(c net.Conn, br *bufio.Reader) {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					io.WriteString(c, heads[framing])
+					time.Sleep(2 * timeout)
+					if framing == "chunked" {
+						fmt.Fprintf(c, "%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+					} else {
+						io.WriteString(c, body)
+					}
+				})
+				cfg, err := tc.rules()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Upstream = &url.URL{Scheme: "http", Host: addr}
+				cfg.Unmatched = tc.policy
+				for _, r := range cfg.Routes {
+					r.Unmatched = tc.policy
+				}
+				p, err := New(cfg, Options{UpstreamTimeout: timeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				s := httptest.NewServer(p)
+				defer s.Close()
+				req, _ := http.NewRequest("PATCH", s.URL+"/tickets/T-1", strings.NewReader(`{"status":"open"}`))
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				want := tc.want
+				if want == "" {
+					want = body
+				}
+				if err != nil || res.StatusCode != 400 || string(got) != want {
+					t.Errorf("got %d %q (read error %v); want 400 %q", res.StatusCode, got, err, want)
+				}
+			})
+		}
+	}
 }

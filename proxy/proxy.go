@@ -37,10 +37,9 @@ type Options struct {
 	Upstream *url.URL
 	// UpstreamTimeout bounds the wait for the upstream's response headers
 	// and, from the request's arrival, that wait and the reading of an
-	// error body signpost examines together. On the direct path, a body
-	// of known length up to 64 KiB must also arrive within it; longer
-	// bodies and streams take as long as they take.
-	// Zero means 30 seconds.
+	// error body signpost examines together; past it, such a body passes
+	// on as it comes, or is wrapped. Bodies passed on take as long as the
+	// upstream takes. Zero means 30 seconds.
 	UpstreamTimeout time.Duration
 	// Transport replaces the upstream transport, for tests.
 	Transport http.RoundTripper
@@ -58,9 +57,18 @@ type Options struct {
 	// AccessLog logs one line per request.
 	AccessLog bool
 	// BufferBudget bounds the bytes all requests together hold in upstream
-	// error bodies being examined, raw and decoded; past it, a body is
-	// handled as one over limits.error_body. Zero means 64 MiB.
+	// error bodies being examined, raw and decoded, and in request bodies
+	// being read; past it, an error body is handled as one over
+	// limits.error_body, and a request body streams to the upstream
+	// unread. Zero means 64 MiB.
 	BufferBudget int64
+	// RequestBodyTimeout bounds, from when signpost begins to read it, the
+	// arrival of a request body it reads before calling the upstream (on a
+	// route with body fields in enforce mode); past it the caller gets 408
+	// request_body_timeout. Zero means 30 seconds; below zero, no bound of
+	// the proxy's own, for a server whose read timeout bounds the whole
+	// request sooner (the deadline set would replace the server's).
+	RequestBodyTimeout time.Duration
 
 	// Observed records the exchanges of routes in observe mode, and
 	// Answers what enforce mode would have answered on them; a server
@@ -106,6 +114,9 @@ type Proxy struct {
 	// bodyTimeout bounds, from a request's arrival, the wait for its
 	// upstream error body, so a stalled body cannot hold it forever.
 	bodyTimeout time.Duration
+	// requestBodyTimeout bounds the arrival of a request body read before
+	// the upstream is called.
+	requestBodyTimeout time.Duration
 	// budget is charged for every error body buffered.
 	budget *budget.Budget
 	// observed and answers keep what observe mode sees.
@@ -129,10 +140,14 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		metrics: opts.Metrics,
 		log:     opts.Log,
 
-		bodyTimeout: opts.UpstreamTimeout,
+		bodyTimeout:        opts.UpstreamTimeout,
+		requestBodyTimeout: opts.RequestBodyTimeout,
 	}
 	if p.bodyTimeout <= 0 {
 		p.bodyTimeout = DefaultUpstreamTimeout
+	}
+	if p.requestBodyTimeout == 0 {
+		p.requestBodyTimeout = DefaultRequestBodyTimeout
 	}
 	if opts.MaxConcurrent > 0 {
 		p.busy = make(chan struct{}, opts.MaxConcurrent)
@@ -231,6 +246,12 @@ type exchange struct {
 	// callerBody holds the request body once read, in the exchange's
 	// allocation.
 	callerBody bytesBody
+	// held is what the request body holds of the buffer budget while it
+	// is read, or copied by tee in observe mode; judged says observe mode
+	// has judged the request as enforce mode would before the upstream.
+	held   budget.Charge
+	tee    *teeBody
+	judged bool
 	// examined is the examination whose body replaced the upstream's, to
 	// recycle once that body is sent; nil when there is none.
 	examined *examination
@@ -249,8 +270,13 @@ type exchange struct {
 	out outgoing
 	// shared is set once httputil.ReverseProxy carries the exchange: its
 	// transport may hold the request's context, and so the exchange, past
-	// the handler's return, and it is left to the collector.
-	shared bool
+	// the handler's return, and it is left to the collector. w is the
+	// caller's writer then, and watched the upstream's body, whose reads
+	// set upstreamBroke when one fails.
+	shared        bool
+	w             http.ResponseWriter
+	watched       watchedBody
+	upstreamBroke bool
 }
 
 // exchanges holds the exchanges of requests answered, for the next ones.
@@ -374,22 +400,35 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.observeRequest(r, ex)
 	} else if route != nil {
+		unread := false
 		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
 			limit := p.cfg.Limits.RequestBody
-			body, err := bufferRequest(r, limit, &ex.callerBody)
+			body, err := p.bufferRequest(w, r, ex, limit)
 			switch {
 			case errors.Is(err, errTooLarge):
 				p.limited(w, ex, "request_body", rewrite.TooLarge(limit))
 				return
+			case errors.Is(err, errBodyTimeout):
+				// The connection ends after the answer: the rest of the
+				// body may still come.
+				w.Header().Set("Connection", "close")
+				p.limited(w, ex, "request_body_timeout", rewrite.SlowBody(p.requestBodyTimeout))
+				return
+			case errors.Is(err, budget.ErrSpent):
+				// Other bodies hold the budget: this one streams to the
+				// upstream, what was read first, unchecked.
+				unread = true
+				p.log.Warn("request body over the buffer budget, forwarded unchecked", "request_id", ex.id, "route", route.Name)
 			case err != nil:
 				ex.outcome = metrics.OutcomeRejected
 				p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
 					"the request body could not be read to its end; send the whole body again", true))
 				return
+			default:
+				ex.req.Body = body
 			}
-			ex.req.Body = body
 		}
-		if route.Validate == rules.ValidateBefore {
+		if route.Validate == rules.ValidateBefore && !unread {
 			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
 				ex.outcome = metrics.OutcomeRejected
 				e = p.repeat(ex, e, nil, nil)
@@ -403,7 +442,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, ex)
 		return
 	}
-	ex.shared = true
+	ex.shared, ex.w = true, w
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				// httputil.ReverseProxy cut the answer short.
+				p.cutMidAnswer(ex, r, ex.upstreamBroke)
+			}
+			panic(v)
+		}
+	}()
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
@@ -443,6 +491,15 @@ func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
 	name := metrics.Unrouted
 	if ex.route != nil {
 		name = ex.route.Name
+	}
+	if ex.observing {
+		p.judgeBefore(ex)
+	}
+	if ex.tee != nil {
+		ex.tee.letGo()
+	}
+	if ex.held.Budget != nil {
+		ex.held.End()
 	}
 	if p.metrics != nil {
 		p.metrics.Duration(name, ex.outcome, elapsed.Seconds())

@@ -38,7 +38,33 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if ex == nil {
 		return nil
 	}
-	return p.modify(res, ex)
+	if err := p.modify(res, ex); err != nil {
+		return err
+	}
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		return nil // the body is the upgraded connection, used as it is
+	}
+	if ex.w != nil {
+		untyped(ex.w.Header(), res.Header)
+	}
+	ex.watched = watchedBody{ReadCloser: res.Body, ex: ex}
+	res.Body = &ex.watched
+	return nil
+}
+
+// watchedBody notes that reading the upstream's body failed, for
+// httputil.ReverseProxy's path, which aborts the answer either way.
+type watchedBody struct {
+	io.ReadCloser
+	ex *exchange
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.ex.upstreamBroke = true
+	}
+	return n, err
 }
 
 // modify is modifyResponse for the exchange ex.
@@ -84,6 +110,15 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	c := &x.charge
 	defer c.End()
 	raw, err := p.readError(res, ex, c, limit)
+	if errors.Is(err, errSlowBody) {
+		// Passed through, the caller gets the whole body as it comes, as
+		// without signpost; wrapped, a whole answer now.
+		if policy == rules.Passthrough {
+			p.unmatched(ex, name, up, "upstream body slow, passed through")
+			return nil
+		}
+		return p.unreadable(res, ex, name, x, policy, "upstream body slow")
+	}
 	if errors.Is(err, budget.ErrSpent) {
 		// Other errors hold the budget: this one is treated as too large
 		// to read. No 503: the upstream has answered, and its status
@@ -148,22 +183,74 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 
 // readError reads the error body of res, up to limit and one byte more,
 // into buffers charged to the process-wide budget through c, within what
-// is left of the upstream timeout (bodyWait): past it the body is closed
-// and the read fails. modify and observeResponse share it.
+// is left of the upstream timeout (bodyWait). A body that has arrived is
+// read at once. One still on its way is read on a goroutine of its own, so
+// that the wait can end without cutting the body: past it, readError
+// returns errSlowBody, and res.Body passes on the whole body, what was
+// read first and the rest as it comes, holding c until it is closed.
 func (p *Proxy) readError(res *http.Response, ex *exchange, c *budget.Charge, limit int64) ([]byte, error) {
-	// The timer closes the body it was given: res.Body may be replaced
-	// while the timer's goroutine still runs.
-	upstreamBody := res.Body
-	var stall *time.Timer
-	if b, ok := upstreamBody.(interface{ Arrived() bool }); !ok || !b.Arrived() {
-		stall = time.AfterFunc(p.bodyWait(ex), func() { upstreamBody.Close() })
-	}
 	c.Budget = p.budget
-	raw, err := c.Read(res.Body, limit, res.ContentLength)
-	if stall != nil {
-		stall.Stop()
+	if arrived(res.Body) {
+		return c.Read(res.Body, limit, res.ContentLength)
 	}
-	return raw, err
+	late := &lateBody{body: res.Body, read: make(chan struct{}), limit: limit}
+	go func() {
+		late.raw, late.err = c.Read(late.body, limit, res.ContentLength)
+		close(late.read)
+	}()
+	wait := time.NewTimer(p.bodyWait(ex))
+	select {
+	case <-late.read:
+		wait.Stop()
+		return late.raw, late.err
+	case <-wait.C:
+		res.Body = c.KeepUntilClosed(late)
+		return nil, errSlowBody
+	}
+}
+
+// errSlowBody is an error body that did not arrive within the upstream
+// timeout.
+var errSlowBody = errors.New("the upstream's error body did not arrive within the upstream timeout")
+
+// lateBody is an error body whose reading outlasted the wait for it: it
+// yields what the reading goroutine read, once it is done, then the rest
+// of the upstream's body. Closed, it closes the upstream's body and waits
+// for the goroutine, whose buffers are then no longer written.
+type lateBody struct {
+	body  io.ReadCloser
+	read  chan struct{} // closed once raw and err are set
+	raw   []byte
+	err   error
+	limit int64
+	off   int
+	done  bool
+}
+
+func (b *lateBody) Read(p []byte) (int, error) {
+	<-b.read
+	if b.off < len(b.raw) {
+		n := copy(p, b.raw[b.off:])
+		b.off += n
+		return n, nil
+	}
+	switch {
+	case errors.Is(b.err, budget.ErrSpent) || b.err == nil && int64(len(b.raw)) > b.limit:
+		return b.body.Read(p) // stopped short of the end: the rest follows
+	case b.err != nil:
+		return 0, b.err
+	}
+	return 0, io.EOF
+}
+
+func (b *lateBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	err := b.body.Close()
+	<-b.read
+	return err
 }
 
 // minBodyWait is the least time an error body is given once its headers
@@ -527,12 +614,6 @@ func gunzip(raw []byte, limit int64, c *budget.Charge) ([]byte, error) {
 	return out, nil
 }
 
-// readHead reads up to limit+1 bytes: enough to know whether r holds more
-// than limit.
-func readHead(r io.Reader, limit int64) ([]byte, error) {
-	return io.ReadAll(io.LimitReader(r, limit+1))
-}
-
 // putBack returns a body that yields head and then the rest of body, or
 // head and then err when reading body already failed.
 func putBack(head []byte, body io.ReadCloser, err error) io.ReadCloser {
@@ -549,38 +630,6 @@ func putBack(head []byte, body io.ReadCloser, err error) io.ReadCloser {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
-
-// bufferRequest reads a request body up to limit so that its fields can be
-// checked and echoed, and gives the proxy an identical body to forward. A
-// body over the limit yields errTooLarge, unread past the limit.
-func bufferRequest(r *http.Request, limit int64, held *bytesBody) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, errTooLarge
-	}
-	var head []byte
-	var err error
-	if r.ContentLength >= 0 {
-		// The length is known and within the bound: one read of exactly
-		// that much, into a buffer of its size. net/http's body reader
-		// stops at the declared length.
-		head = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, head)
-	} else {
-		head, err = readHead(r.Body, limit)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(head)) > limit {
-		return nil, errTooLarge
-	}
-	r.Body.Close()
-	held.Reset(head)
-	r.Body = held
-	r.ContentLength = int64(len(head))
-	r.TransferEncoding = nil
-	return head, nil
-}
 
 // upstreamFailed answers for an upstream that could not be reached or did
 // not answer in time, with a body as actionable as a rewritten error.

@@ -437,6 +437,13 @@ func TooLarge(limit int64) *Error {
 		Message: "the request body is over " + rules.SizeText(limit) + ", the most signpost reads to check its fields; send a smaller body"}
 }
 
+// SlowBody describes a request body that did not arrive within wait,
+// which signpost gives a body it reads before calling the upstream.
+func SlowBody(wait time.Duration) *Error {
+	return &Error{Status: http.StatusRequestTimeout, Code: "request_body_timeout", Retryable: true,
+		Message: "the request body did not arrive within " + wait.String() + " of its headers; send the call again with its whole body right after the headers"}
+}
+
 // Overloaded describes signpost at its bound of concurrent requests.
 func Overloaded(limit int) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", Retryable: true, RetryAfter: 1,

@@ -139,6 +139,12 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		// served by old rules hold buffers too.
 		opts.Budget = budget.New(opts.BufferBudget, opts.Metrics)
 	}
+	if opts.ReadTimeout > 0 && opts.ReadTimeout <= orDefault(opts.RequestBodyTimeout, proxy.DefaultRequestBodyTimeout) {
+		// The whole request, body included, must come within the read
+		// timeout, counted from its first bytes: a body deadline of the
+		// proxy's own could only come later, and would replace it.
+		opts.RequestBodyTimeout = -1
+	}
 	build := func(c *rules.Config) (*proxy.Proxy, error) { return proxy.New(c, opts.Options) }
 	p, err := build(cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
 )
@@ -33,6 +34,7 @@ type serveFlags struct {
 	pipelineFlags
 	shutdownDelay                 time.Duration
 	readHeader, read, write, idle time.Duration
+	requestBody                   time.Duration
 	maxHeader                     int
 	observe                       bool
 }
@@ -46,6 +48,7 @@ func serve(fs *flag.FlagSet) runFunc {
 	fs.DurationVar(&f.read, "read-timeout", 0, "how long a client may take to send a whole request, body included; 0 means no limit, since request bodies stream")
 	fs.DurationVar(&f.write, "write-timeout", 0, "how long writing a whole response may take; 0 means no limit, since responses (server-sent events included) stream for as long as the upstream takes")
 	fs.DurationVar(&f.idle, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.DurationVar(&f.requestBody, "request-body-timeout", proxy.DefaultRequestBodyTimeout, "how long a request body signpost reads before calling the upstream (a route with body fields, in enforce mode) may take to arrive; past it, 408 request_body_timeout")
 	fs.IntVar(&f.maxHeader, "max-header-bytes", server.DefaultMaxHeaderBytes, "the largest request header block accepted, in bytes")
 	fs.BoolVar(&f.observe, "observe", false, "observe every route, whatever the rule file's mode: pass every answer through untouched, and record what enforce would answer and the errors no rule explains, for signpost draft")
 	return func(args []string, stdout, stderr io.Writer) int {
@@ -75,6 +78,7 @@ func serve(fs *flag.FlagSet) runFunc {
 		opts.ShutdownDelay = f.shutdownDelay
 		opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = f.readHeader, f.read, f.write, f.idle
 		opts.MaxHeaderBytes = f.maxHeader
+		opts.RequestBodyTimeout = f.requestBody
 		return f.untilSignal(&opts, func(ctx context.Context) error { return server.Serve(ctx, cfg, opts) }, stderr)
 	}
 }
@@ -89,6 +93,7 @@ func (f *serveFlags) checkServer() string {
 	}{
 		{"--read-header-timeout", f.readHeader, false, server.DefaultReadHeaderTimeout},
 		{"--idle-timeout", f.idle, false, server.DefaultIdleTimeout},
+		{"--request-body-timeout", f.requestBody, false, proxy.DefaultRequestBodyTimeout},
 		{"--read-timeout", f.read, true, 0},
 		{"--write-timeout", f.write, true, 0},
 	} {

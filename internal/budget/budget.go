@@ -1,6 +1,6 @@
 // Package budget bounds the memory that upstream error bodies being
-// examined hold at once, across requests and reloads, and lends the
-// buffers they are read into.
+// examined, and request bodies being read, hold at once, across requests
+// and reloads, and lends the buffers error bodies are read into.
 package budget
 
 import (

@@ -44,9 +44,6 @@ const (
 	maxIdlePerHost = 256
 	idleTimeout    = 90 * time.Second
 	max1xx         = 8 // informational responses skipped before the final one
-	// boundedBody is the largest response body that must arrive within the
-	// upstream timeout, like the headers before it.
-	boundedBody = 64 << 10
 )
 
 // New returns a pool whose connections are dialled within dial and whose
@@ -66,11 +63,19 @@ type upConn struct {
 	addr      string
 	idleSince time.Time
 	reused    bool
-	// deadline is the one in force on the connection; zero is none.
+	// deadline is the one in force on the connection; zero is none. It
+	// may be one an earlier exchange set, sooner than the exchange's own
+	// bound, full: the header timeout until the answer's head is in, then
+	// none (zero), since a body takes as long as the upstream does. A read
+	// that runs out of it renews it to full, rather than set it at every
+	// turn.
 	deadline time.Time
-	br       *bufio.Reader
-	rc       syscall.RawConn
-	cut      func() // cutShort, made once
+	full     time.Time
+	// cutOff says the exchange's caller left: no deadline is renewed.
+	cutOff atomic.Bool
+	br     *bufio.Reader
+	rc     syscall.RawConn
+	cut    func() // cutShort, made once
 	// written counts the bytes written on the connection: a request none
 	// of whose bytes were written cannot have been read by the upstream.
 	written int64
@@ -95,8 +100,40 @@ const maxResponseHead = 10 << 20
 var errHeadTooLarge = errors.New("the upstream's response headers exceeded 10 MiB")
 
 // Read reads the connection, within what is left of the head's bound while
-// a head is read.
+// a head is read. A deadline kept from an earlier exchange that runs out
+// before this one's bound is renewed to it, and the read goes on.
 func (c *upConn) Read(p []byte) (int, error) {
+	for {
+		n, err := c.read(p)
+		if n > 0 || err == nil || !c.renew(err) {
+			return n, err
+		}
+	}
+}
+
+// renew reports whether err is a deadline sooner than the exchange's own
+// bound, kept from an earlier exchange or from the wait for the head, run
+// out before that bound has: it then sets the bound, or none.
+func (c *upConn) renew(err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || c.cutOff.Load() || c.deadline.IsZero() {
+		return false
+	}
+	if !c.full.IsZero() && (!c.deadline.Before(c.full) || !time.Now().Before(c.full)) {
+		return false
+	}
+	c.deadline = c.full
+	if c.SetDeadline(c.full) != nil {
+		return false
+	}
+	if c.cutOff.Load() {
+		// The caller left while the deadline was set: its cut stands.
+		c.cutShort()
+		return false
+	}
+	return true
+}
+
+func (c *upConn) read(p []byte) (int, error) {
 	if !c.readingHead {
 		return c.Conn.Read(p)
 	}
@@ -133,13 +170,16 @@ type Request interface {
 	// none, or it was read whole before.
 	Resendable() bool
 	// Replayable reports whether the request may be sent again on its
-	// own, as http.Transport judges: sending it twice does what sending
-	// it once does.
+	// own once written, as httputil.ReverseProxy's transport judges: it
+	// has no body, and sending it twice does what sending it once does.
 	Replayable() bool
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
-func (c *upConn) cutShort() { _ = c.SetDeadline(aLongTimeAgo) }
+func (c *upConn) cutShort() {
+	c.cutOff.Store(true)
+	_ = c.SetDeadline(aLongTimeAgo)
+}
 
 // afterFunc is context.AfterFunc, without its allocations for a context
 // that registers functions itself, as the front's does.
@@ -263,7 +303,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // holding bytes nobody asked for, before any of the request was written;
 // none of it was written and its body can be written again; or a reused
 // connection ended before the first byte of an answer, and the request may
-// be repeated (its method or an idempotency key says so) with its body. A
+// be repeated: it has no body, and its method or an idempotency key says so. A
 // request that is not idempotent is never sent again once a byte of it may
 // have been read. A response of the common kind is read into into, when it
 // is not nil.
@@ -388,6 +428,7 @@ func (u *Pool) answeredEarly(c *upConn, err error) bool {
 		return false // the caller's body broke, or the caller left
 	}
 	c.deadline = time.Now().Add(earlyAnswerWait)
+	c.full = c.deadline
 	if c.SetDeadline(c.deadline) != nil {
 		return false
 	}
@@ -395,27 +436,6 @@ func (u *Pool) answeredEarly(c *upConn, err error) bool {
 	c.br.Reset(c)
 	_, perr := c.br.Peek(1)
 	return perr == nil
-}
-
-// waitLonger reports whether err is the deadline an earlier exchange left
-// on c, run out before the header timeout of this one, which began at
-// start, has: it then sets the deadline that timeout asks for.
-func (u *Pool) waitLonger(ctx context.Context, c *upConn, err error, start time.Time) bool {
-	full := start.Add(u.headerTimeout)
-	if !errors.Is(err, os.ErrDeadlineExceeded) || ctx.Err() != nil || !c.deadline.Before(full) || !time.Now().Before(full) {
-		return false
-	}
-	c.deadline = full
-	if c.SetDeadline(full) != nil {
-		return false
-	}
-	if ctx.Err() != nil {
-		// The caller left while the deadline was set: the cut it made
-		// must stand.
-		c.cutShort()
-		return false
-	}
-	return true
 }
 
 // noAnswer returns err as a failure before any answer, unsent when
@@ -449,13 +469,19 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
 	// at least three quarters of the timeout remain, and made whole by
-	// waitLonger should it run out before the timeout has. A body streamed
+	// renew should it run out before the timeout has, on any read of the
+	// exchange, its answer's body included. A body streamed
 	// from the caller takes as long as the caller takes to send it: the
 	// wait for the headers then starts once it is sent, as http.Transport's
 	// ResponseHeaderTimeout does.
 	start := time.Now()
 	before := c.written
 	streams := send.Streams()
+	c.cutOff.Store(false)
+	c.full = time.Time{}
+	if !streams {
+		c.full = start.Add(u.headerTimeout)
+	}
 	switch {
 	case streams && !c.deadline.IsZero():
 		c.deadline = time.Time{}
@@ -476,7 +502,7 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	var err error
 	if raw := c.raw(); raw != nil && !streams {
 		var written bool
-		if written, err = c.sendThenWait(raw); written && err != nil && u.waitLonger(ctx, c, err, start) {
+		if written, err = c.sendThenWait(raw); written && err != nil && c.renew(err) {
 			err = nil
 		}
 	} else if !rawconn.StillOpen(c.Conn) {
@@ -499,6 +525,7 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	} else if streams {
 		start = time.Now()
 		c.deadline = start.Add(u.headerTimeout)
+		c.full = c.deadline
 		if err := c.SetDeadline(c.deadline); err != nil {
 			stop()
 			return nil, c.noAnswer(err, before)
@@ -515,7 +542,7 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 		if err == nil {
 			break
 		}
-		if !u.waitLonger(ctx, c, err, start) {
+		if !c.renew(err) {
 			stop()
 			return nil, c.noAnswer(err, before)
 		}
@@ -551,23 +578,13 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	}
 	if early {
 		// The request was not sent whole: the connection ends with the
-		// answer, whose body has the rest of the header timeout.
+		// answer.
 		res.Close = true
-		c.deadline = start.Add(u.headerTimeout)
-		if err := c.SetDeadline(c.deadline); err != nil {
-			stop()
-			return nil, err
-		}
 	}
-	// A small body arrives within the same bound; one of unknown or large
-	// size streams for as long as the upstream takes.
-	if res.ContentLength < 0 || res.ContentLength > boundedBody {
-		c.deadline = time.Time{}
-		if err := c.SetDeadline(c.deadline); err != nil {
-			stop()
-			return nil, err
-		}
-	}
+	// The body, of whatever size, takes as long as the upstream takes, as
+	// through http.Transport: the deadline in force is cleared only should
+	// it run out while the body is read.
+	c.full = time.Time{}
 	body := &upstreamBody{body: res.Body, conns: u, c: c, stop: stop, keep: !res.Close}
 	body.eof.Store(res.Body == http.NoBody)
 	res.Body = body
