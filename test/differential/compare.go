@@ -106,6 +106,8 @@ func reshape(b callerBytes, ref Outcome, e expectation, from int) []expectation 
 			return []expectation{ruleChunkedCloses(e, ref, i)}
 		case http10Chunked(r):
 			return ruleHTTP10ChunkedRefused(e, ref, i)
+		case http10MaybeUnseen(r, i):
+			return append([]expectation{ruleHTTP10UnseenCloses(e, ref, i)}, reshape(b, ref, e, i+1)...)
 		case asteriskNotOptions(r) && ref.Answers[i].FromUpstream():
 			var out []expectation
 			for _, alt := range ruleAsteriskRefused(e, ref, r, i) {
@@ -183,6 +185,32 @@ func ruleHTTP10ChunkedRefused(e expectation, ref Outcome, i int) []expectation {
 	forwarded := e.through(ref, i)
 	forwarded.mustClose = true
 	return []expectation{refused, forwarded}
+}
+
+// http10MaybeUnseen reports whether r, the i-th request of its
+// connection, is HTTP/1.0 and may have a head the front did not see whole:
+// it comes after another request, on a connection the front may have
+// handed to net/http, or its head is larger than the front reads.
+func http10MaybeUnseen(r callerRequest, i int) bool {
+	return r.major == 1 && r.minor == 0 && (i > 0 || r.head > frontBuffer)
+}
+
+// frontBuffer is what the front reads of a head before it hands the
+// connection off.
+const frontBuffer = 4 << 10
+
+// ruleHTTP10UnseenCloses is rule (g). An HTTP/1.0 request whose head the
+// front did not see whole, after a hand-off or over its buffer: signpost
+// answers it as the reference does, then closes, since it could not look
+// for Transfer-Encoding in it (rule (b)), so that what follows is never
+// read as a request; the reference reads on. Whether the front saw the
+// head depends on where it handed the connection off, so reading on as
+// the reference does is accepted too.
+func ruleHTTP10UnseenCloses(e expectation, ref Outcome, i int) expectation {
+	e = e.through(ref, i)
+	e.mustClose = true
+	e.why = append(e.why, fmt.Sprintf("request %d is HTTP/1.0 and its head may not have been seen whole: signpost may close after answering it", i+1))
+	return e
 }
 
 // asteriskNotOptions reports whether r is in asterisk form with a method

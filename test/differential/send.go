@@ -75,13 +75,20 @@ type Result struct {
 // refuses), each within limit; then it half-closes the connection and
 // reads what else comes until the server closes it, within limit again.
 func Send(addr string, raw []byte, limit time.Duration) Result {
-	return exchange(addr, [][]byte{raw}, 0, limit, false)
+	return exchange(addr, [][]byte{raw}, 0, limit, false, 0)
 }
 
 // SendHalfClosed writes raw and half-closes the connection at once, then
 // reads every answer until the server closes it, within limit.
 func SendHalfClosed(addr string, raw []byte, limit time.Duration) Result {
-	return exchange(addr, [][]byte{raw}, 0, limit, true)
+	return exchange(addr, [][]byte{raw}, 0, limit, true, 0)
+}
+
+// SendHeld writes raw and, before it half-closes, reads whatever answers
+// come within hold, however many net/http's server would send: a server
+// that answers a request whose body the caller holds back is seen to.
+func SendHeld(addr string, raw []byte, hold, limit time.Duration) Result {
+	return exchange(addr, [][]byte{raw}, 0, limit, false, hold)
 }
 
 // SendTrickled is Send for a request whose head is written at once and
@@ -92,13 +99,14 @@ func SendTrickled(addr string, head, body []byte, piece int, gap, limit time.Dur
 		n := min(piece, len(body))
 		pieces, body = append(pieces, body[:n]), body[n:]
 	}
-	return exchange(addr, pieces, gap, limit, false)
+	return exchange(addr, pieces, gap, limit, false, 0)
 }
 
 // exchange writes pieces, gap apart, and reads the answers, as Send says;
 // halfCloseAtOnce half-closes once the pieces are written, before any
-// answer.
-func exchange(addr string, pieces [][]byte, gap, limit time.Duration, halfCloseAtOnce bool) Result {
+// answer, and a hold above zero reads answers for that long before it
+// half-closes, as SendHeld says.
+func exchange(addr string, pieces [][]byte, gap, limit time.Duration, halfCloseAtOnce bool, hold time.Duration) Result {
 	sent := bytes.Join(pieces, nil)
 	res := Result{Sent: sent}
 	c, err := net.DialTimeout("tcp", addr, limit)
@@ -127,7 +135,12 @@ func exchange(addr string, pieces [][]byte, gap, limit time.Duration, halfCloseA
 	parsed := parseRequests(sent)
 	r := &reader{c: c, res: &res, reqs: parsed.requests}
 	r.br = bufio.NewReader(io.TeeReader(c, r))
-	if !halfCloseAtOnce {
+	switch {
+	case hold > 0:
+		deadline := time.Now().Add(span + hold)
+		for r.next(deadline) {
+		}
+	case !halfCloseAtOnce:
 		deadline := time.Now().Add(span + limit)
 		for i := 0; i < parsed.answeredAtOnce() && r.next(deadline); i++ {
 			deadline = time.Now().Add(limit)
@@ -239,6 +252,9 @@ type callerRequest struct {
 	// te and cl say the head carried Transfer-Encoding, Content-Length:
 	// net/http removes what it ignores, so they are read from the bytes.
 	te, cl bool
+	// head is the length of the request's head, with its body's when
+	// net/http read one.
+	head int
 	// unfinished says the bytes end within its body: the server waits for
 	// the rest, and answers only once the caller half-closes.
 	unfinished bool
@@ -299,7 +315,7 @@ func parseRequests(raw []byte) callerBytes {
 		used := len(rest) - len(er.b) - br.Buffered()
 		h := rawHeader(rest[:used])
 		cr := callerRequest{method: req.Method, target: req.RequestURI, major: req.ProtoMajor, minor: req.ProtoMinor,
-			te: h["Transfer-Encoding"] != nil, cl: h["Content-Length"] != nil}
+			te: h["Transfer-Encoding"] != nil, cl: h["Content-Length"] != nil, head: used}
 		if berr != nil {
 			cr.unfinished, cr.broken = er.hitEnd, !er.hitEnd
 			out.requests = append(out.requests, cr)

@@ -90,7 +90,30 @@ const (
 	ModeEarly413 = "early-413"
 	// ModeSlow answers after the delay its query gives in ms (?ms=300).
 	ModeSlow = "slow"
+	// ModeLateError and ModeLateErrorChunked answer 400 with a JSON body
+	// framed by its length, or chunked, the head at once and the body
+	// LateBody later, past the upstream timeout.
+	ModeLateError        = "late-error"
+	ModeLateErrorChunked = "late-error-chunked"
+	// ModeUntyped and ModeUntypedChunked answer 200 with an HTML body and
+	// no Content-Type, framed by its length, or chunked.
+	ModeUntyped        = "untyped"
+	ModeUntypedChunked = "untyped-chunked"
+	// ModeBrokenBody answers 200 with a Content-Length of 1000, sends a
+	// part of the body, and closes.
+	ModeBrokenBody = "broken-body"
 )
+
+// LateBody is how long after its head ModeLateError sends its body: past
+// UpstreamTimeout, with room to spare.
+const LateBody = UpstreamTimeout + 500*time.Millisecond
+
+// LateErrorBody is the body ModeLateError sends late.
+const LateErrorBody = `{"error":"the upstream's own words, late"}`
+
+// UntypedBody is the body ModeUntyped sends with no Content-Type, which
+// net/http's server would sniff as text/html.
+const UntypedBody = "<html><body>no type</body></html>"
 
 // injected is the response ModeUnsolicited and the late bodies send: its
 // X-Upstream-Seq is 0, the answer to no request.
@@ -330,6 +353,28 @@ func (u *Upstream) act(c net.Conn, req *http.Request, r Received, seq, count int
 	case ModeSlow:
 		ms, _ := strconv.Atoi(req.URL.Query().Get("ms"))
 		u.sleep(time.Duration(min(max(ms, 0), 5000)) * time.Millisecond)
+	case ModeLateError, ModeLateErrorChunked:
+		head := fmt.Sprintf("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nX-Upstream-Seq: %d\r\n", seq)
+		body := LateErrorBody
+		if r.Mode == ModeLateErrorChunked {
+			head += "Transfer-Encoding: chunked\r\n\r\n"
+			body = fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+		} else {
+			head += fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))
+		}
+		if !say(400, head) {
+			return false
+		}
+		u.sleep(LateBody)
+		return write(c, body)
+	case ModeUntyped:
+		return say(200, fmt.Sprintf("HTTP/1.1 200 OK\r\nX-Upstream-Seq: %d\r\nContent-Length: %d\r\n\r\n%s", seq, len(UntypedBody), UntypedBody))
+	case ModeUntypedChunked:
+		return say(200, fmt.Sprintf("HTTP/1.1 200 OK\r\nX-Upstream-Seq: %d\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n",
+			seq, len(UntypedBody), UntypedBody))
+	case ModeBrokenBody:
+		say(200, fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Upstream-Seq: %d\r\nContent-Length: 1000\r\n\r\n{\"partial\":", seq))
+		return false
 	}
 	if !say(200, answer(r, seq, req.Method == http.MethodHead)) {
 		return false

@@ -2,10 +2,14 @@
 // httputil.ReverseProxy with a Transport tuned for one busy upstream, and
 // nothing else (no pooled copy buffers, no rules).
 //
-// It is run by test/bench/run.sh and listens on loopback only.
+// It is run by test/bench/run.sh, and by tests that hold signpost to
+// net/http, and listens on loopback only. With --admin it also serves
+// expvar's /debug/vars, the Go runtime's memory figures among them, on an
+// address of its own.
 package main
 
 import (
+	_ "expvar" // /debug/vars on the admin address
 	"flag"
 	"log"
 	"net"
@@ -18,7 +22,11 @@ import (
 func main() {
 	addr := flag.String("listen", "127.0.0.1:18104", "`address` to listen on")
 	upstream := flag.String("upstream", "http://127.0.0.1:18101", "upstream base `URL`")
+	admin := flag.String("admin", "", "`address` to serve /debug/vars on; none when empty")
 	flag.Parse()
+	if *admin != "" {
+		go func() { log.Fatal(http.ListenAndServe(*admin, nil)) }()
+	}
 
 	target, err := url.Parse(*upstream)
 	if err != nil {
