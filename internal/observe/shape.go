@@ -13,7 +13,9 @@ import (
 // variables' values (slices of path) to vals: /tickets/T-88/assign is
 // /tickets/{ticket_id}/assign with ticket_id T-88. A variable is named
 // after the literal segment before it, singular, plus _id; with no such
-// segment it is id, and a name taken twice gets _2, _3, ...
+// segment it is id, and a name taken twice gets _2, _3, ... A segment
+// holding a brace is a variable too: as a literal it would end or open one,
+// and the template's variables would no longer be the values appended.
 func inferShape(dst []byte, path string, vals []string) ([]byte, []string) {
 	start := len(dst)
 	prev := "" // the previous segment when a literal, else ""
@@ -23,7 +25,7 @@ func inferShape(dst []byte, path string, vals []string) ([]byte, []string) {
 		if !first {
 			dst = append(dst, '/')
 		}
-		if isIdentifier(seg) {
+		if isIdentifier(seg) || strings.ContainsAny(seg, "{}") {
 			dst = appendVarName(dst, start, prev)
 			vals = append(vals, seg)
 			prev = ""

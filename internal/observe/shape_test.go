@@ -34,6 +34,9 @@ func TestInferShape(t *testing.T) {
 		{"/tickets", "/tickets", nil},
 		{"/tickets/", "/tickets/", nil},
 		{"/", "/", nil},
+		{"/{/0", "/{id}/{id_2}", []string{"{", "0"}},
+		{"/tickets/{x}/notes", "/tickets/{ticket_id}/notes", []string{"{x}"}},
+		{"/a}b/c{", "/{id}/{id_2}", []string{"a}b", "c{"}},
 		{"", "", nil},
 	} {
 		got, vals := inferShape(nil, tc.path, nil)
