@@ -835,16 +835,22 @@ func TestReliabilityHugeRequests(t *testing.T) {
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(readTimeout + waitTimeout))
 		start := time.Now()
-		answered := make(chan *http.Response, 1)
+		answered := make(chan error, 1)
+		var res *http.Response
 		go func() {
-			res, _ := http.ReadResponse(bufio.NewReader(c), nil)
-			answered <- res
+			var err error
+			res, err = http.ReadResponse(bufio.NewReader(c), nil)
+			answered <- err
 		}()
 		_, _ = io.WriteString(c, "PATCH /tickets/T-8841 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-		var res *http.Response
-		for res == nil {
+		for waiting := true; waiting; {
 			select {
-			case res = <-answered:
+			case err := <-answered:
+				if err != nil {
+					t.Fatalf("no answer %v into a chunked body sent a byte a second, with --read-timeout %v: %v",
+						time.Since(start).Round(10*time.Millisecond), readTimeout, err)
+				}
+				waiting = false
 			case <-time.After(time.Second):
 				_, _ = io.WriteString(c, "1\r\n{\r\n")
 			}

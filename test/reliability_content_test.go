@@ -509,11 +509,12 @@ func genHostile(n int) []string {
 // and tool-result tags, terminal escapes, C0 and C1 controls, NUL, bidi and
 // zero-width code points, separators, invalid UTF-8, 64 KiB values) through
 // the real binary in a body field, a path variable, a query parameter and a
-// header, against an upstream answering each field's bare error. Every
-// answer must hold the value only as an escaped JSON string in received
-// (and where the rule quotes it), cut at 64 characters with its marker;
-// no raw control, bidi or zero-width code point, no raw < or >; and
-// suggestions and next calls only from the rule file.
+// header, each call from a caller of its own, against an upstream answering
+// each field's bare error. Every answer must hold the value only as an
+// escaped JSON string in received (and where the rule quotes it), cut at 64
+// characters with its marker; no raw control, bidi or zero-width code
+// point, no raw < or >; and suggestions and next calls only from the rule
+// file.
 func TestReliabilityInjectionEcho(t *testing.T) {
 	t.Parallel()
 	values := loadHostile(t)
@@ -568,6 +569,11 @@ func TestReliabilityInjectionEcho(t *testing.T) {
 	parallelDo(len(jobs), 4, func(i int) {
 		j := jobs[i]
 		method, target, body, h := j.c.request(sp.URL, j.value)
+		// Each call is a caller of its own. The corpus holds values more
+		// than once, and a caller whose value was rejected the time before
+		// is answered "this value was already rejected", another answer,
+		// which TestRejectedValueSentAgain checks.
+		h["X-Session-Id"] = []string{newCaller()}
 		res := exchangeWith(method, target, body, h)
 		var p []string
 		bad := func(format string, args ...any) { p = append(p, fmt.Sprintf(format, args...)) }
@@ -676,8 +682,8 @@ func TestReliabilityInjectionEcho(t *testing.T) {
 	const name = "4 injection echo"
 	figure(t, name, "hostile values sent", len(values), "at least 1000", len(values) >= 1000)
 	figure(t, name, "answers checked", answered, fmt.Sprintf("all %d", len(jobs)), answered == len(jobs))
-	ok := 100 * float64(len(jobs)-failed) / float64(len(jobs))
-	figure(t, name, "answers with the value only as a bounded, escaped JSON string", fmt.Sprintf("%.2f%%", ok), "100%", failed == 0)
+	figure(t, name, "answers with the value only as a bounded, escaped JSON string",
+		fmt.Sprintf("%d of %d", len(jobs)-failed, len(jobs)), "all", failed == 0)
 	figure(t, name, "raw control, bidi or zero-width code points in answers", invisibleN, "0", invisibleN == 0)
 	figure(t, name, "suggestions or next calls not from the rule file", foreignN, "0", foreignN == 0)
 }

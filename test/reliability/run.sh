@@ -2,22 +2,27 @@
 # test/reliability/run.sh: the reliability suite at full size, then every
 # fuzz target, summed up in one markdown table of figures.
 #
-#   test/reliability/run.sh                               # long suite, 5 minutes per fuzz target
-#   RELIABILITY_FUZZTIME=30s test/reliability/run.sh      # a quicker pass over the fuzz targets
-#   RELIABILITY_RACE=1 test/reliability/run.sh            # first the short suite under -race
+#   test/reliability/run.sh                                           # full-size cases, 1 minute per fuzz target
+#   RELIABILITY_LONG=0 RELIABILITY_FUZZTIME=10s test/reliability/run.sh  # a short pass
+#   RELIABILITY_FUZZTIME=5m test/reliability/run.sh                   # a full pass
+#   RELIABILITY_RACE=1 test/reliability/run.sh                        # first the short suite under -race
 #
 # Environment:
-#   RELIABILITY_FUZZTIME  how long each fuzz target runs, as go test -fuzztime takes it (5m)
-#   RELIABILITY_TIMEOUT   the bound on the long suite, as go test -timeout takes it (30m)
+#   RELIABILITY_FUZZTIME  how long each fuzz target runs, as go test -fuzztime takes it (1m)
+#   RELIABILITY_LONG      set to 0: run the cases at the size go test ./... runs them (1)
+#   RELIABILITY_TIMEOUT   the bound on the suite, as go test -timeout takes it (30m)
 #   RELIABILITY_RACE      set to 1: run the short suite under -race first, and add its figures
 #   RELIABILITY_RUN       which tests of ./test make up the suite, a go test -run regexp (Reliability)
 #
 # What it runs, one after another:
 #   1. (RELIABILITY_RACE=1) go test -race -count=1 -run Reliability -v ./test/
 #   2. go test -count=1 -run Reliability -v ./test/ -args -reliability.long
+#      (without -args -reliability.long when RELIABILITY_LONG=0)
 #   3. each fuzz target that go test -list '^Fuzz' ./... finds, alone, for RELIABILITY_FUZZTIME
 # Every case runs against 127.0.0.1 only. Each step is bounded: the test runs
 # by -timeout, each fuzz target by -fuzztime and a -timeout five minutes past it.
+# Step 3 takes the number of targets times RELIABILITY_FUZZTIME, plus a few
+# seconds each to build and to gather the corpus's coverage.
 #
 # Needs Go 1.26, bash and the usual POSIX tools (awk, grep, sort, paste,
 # mktemp); installs nothing. The table goes to standard output, progress to
@@ -32,10 +37,16 @@ set -uo pipefail
 
 cd "$(dirname "$0")/../.."
 
-FUZZTIME=${RELIABILITY_FUZZTIME:-5m}
+FUZZTIME=${RELIABILITY_FUZZTIME:-1m}
+LONG=${RELIABILITY_LONG:-1}
 TIMEOUT=${RELIABILITY_TIMEOUT:-30m}
 RACE=${RELIABILITY_RACE:-}
 RUN=${RELIABILITY_RUN:-Reliability}
+
+if [[ $LONG != 0 && $LONG != 1 ]]; then
+	echo "run.sh: RELIABILITY_LONG is \"$LONG\"; it must be 1 (the cases at full size, the default) or 0 (at the size go test ./... runs)" >&2
+	exit 2
+fi
 
 for c in go awk grep sort paste mktemp; do
 	if ! command -v "$c" >/dev/null 2>&1; then
@@ -108,7 +119,11 @@ suite() {
 if [[ $RACE == 1 ]]; then
 	suite "$LOGS/race-short.log" " (short, -race)" -race -count=1 -timeout 20m -run "$RUN" -v ./test/
 fi
-suite "$LOGS/long.log" "" -count=1 -timeout "$TIMEOUT" -run "$RUN" -v ./test/ -args -reliability.long
+if [[ $LONG == 1 ]]; then
+	suite "$LOGS/long.log" "" -count=1 -timeout "$TIMEOUT" -run "$RUN" -v ./test/ -args -reliability.long
+else
+	suite "$LOGS/short.log" " (short)" -count=1 -timeout "$TIMEOUT" -run "$RUN" -v ./test/
+fi
 
 # --- fuzz targets --------------------------------------------------------------
 # go test -list prints a package's matching names, then "ok <TAB>package".
