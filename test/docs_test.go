@@ -134,6 +134,50 @@ func TestDocsMap(t *testing.T) {
 	}
 }
 
+// TestDocsFuzzTargets checks that docs/reliability.md names every fuzz
+// target of the module, with its package, as test/reliability/run.sh runs
+// them all: a target the page leaves out is one whose minutes the page
+// does not count.
+func TestDocsFuzzTargets(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile("../docs/reliability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w*)\(\w+ \*testing\.F\)`)
+	found := 0
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != "..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))
+		for _, m := range fuzz.FindAllSubmatch(b, -1) {
+			found++
+			row := fmt.Sprintf("| `%s` | `%s` |", pkg, m[1])
+			if !strings.Contains(string(page), row) {
+				t.Errorf("docs/reliability.md has no row %s ... for the fuzz target in %s", row, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Error("no fuzz target found under the module root")
+	}
+}
+
 // link is one Markdown link: its target and the line it is on.
 type link struct {
 	target string
