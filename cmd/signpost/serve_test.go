@@ -17,6 +17,7 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"--upstream-dial-timeout", "0s"}, "--upstream-dial-timeout 0s: must be a positive duration, e.g. --upstream-dial-timeout 5s"},
 		{[]string{"--write-timeout", "-5s"}, "--write-timeout -5s: must be 0 (no limit) or a positive duration"},
 		{[]string{"--read-timeout", "-1ns"}, "--read-timeout -1ns: must be 0 (no limit) or a positive duration"},
+		{[]string{"--request-body-timeout", "0s"}, "--request-body-timeout 0s: must be a positive duration, e.g. --request-body-timeout 30s"},
 		{[]string{"--max-header-bytes", "100"}, "--max-header-bytes 100: must be at least 4096, e.g. --max-header-bytes 1048576"},
 		{[]string{"--buffer-budget", "1KiB"}, "--buffer-budget 1KiB: must be at least 64 KiB, the default limits.error_body, e.g. --buffer-budget 64MiB"},
 		{[]string{"--buffer-budget", "lots"}, `invalid value "lots" for flag -buffer-budget: must be a size in bytes, e.g. 64MiB`},
@@ -29,7 +30,7 @@ func TestServeLimitFlags(t *testing.T) {
 		})
 	}
 	code, _, stderr := run(t, "serve", "-h")
-	for _, flag := range []string{"-read-header-timeout", "-read-timeout", "-write-timeout", "-idle-timeout",
+	for _, flag := range []string{"-read-header-timeout", "-read-timeout", "-request-body-timeout", "-write-timeout", "-idle-timeout",
 		"-max-header-bytes", "-upstream-dial-timeout", "-watch", "-buffer-budget"} {
 		if !strings.Contains(stderr, flag) {
 			t.Errorf("serve -h (exit %d) does not list %s:\n%s", code, flag, stderr)
