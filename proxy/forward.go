@@ -382,7 +382,7 @@ func (b callerBody) Read(p []byte) (int, error) {
 // end: malformed chunked framing, or a caller that stopped sending.
 func (p *Proxy) unreadableBody(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	if r.Context().Err() != nil {
-		p.cancelled(w, ex)
+		p.cancelled(w, r, ex)
 		return
 	}
 	ex.outcome = metrics.OutcomeRejected

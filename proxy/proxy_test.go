@@ -404,7 +404,9 @@ func TestUpstreamFailure(t *testing.T) {
 		{reset, "PATCH", []string{"Idempotency-Key", "k1"}, 502, "upstream_unavailable", true, "same effect"},
 		{reset, "GET", nil, 502, "upstream_unavailable", true, "same effect"},
 		{reset, "PUT", nil, 502, "upstream_unavailable", true, "same effect"},
-		{upstream.InvalidStatus(99), "GET", nil, 502, "upstream_invalid_response", false, "status 099"},
+		{upstream.InvalidStatus(99), "GET", nil, 502, "upstream_invalid_response", true, "status 099, which HTTP does not define; the call may be repeated with the same effect"},
+		{upstream.InvalidStatus(99), "PATCH", nil, 502, "upstream_invalid_response", false, "status 099, which HTTP does not define; the call may or may not have taken effect"},
+		{timeoutErr{}, "GET", nil, 504, "upstream_timeout", true, "did not answer in time; the call may be repeated with the same effect"},
 		{timeoutErr{}, "PATCH", nil, 504, "upstream_timeout", true, "may or may not have taken effect"},
 		{context.DeadlineExceeded, "PATCH", nil, 504, "upstream_timeout", true, "may or may not have taken effect"},
 	} {

@@ -40,7 +40,8 @@ func TestRepeat(t *testing.T) {
 		{"a wrapped 500", "POST", "/export", "", 500, nil, "<html>boom</html>", []want{
 			{"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 2, false, stop}, {"upstream_failed", 3, false, stop}}},
 		{"a 503 with Retry-After", "POST", "/export", "", 503, http.Header{"Retry-After": {"5"}}, "", []want{
-			{"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 0, false, "may or may not"}, {"upstream_failed", 3, false, stop}}},
+			{"upstream_failed", 0, true, "may or may not have taken effect: check first, then retry after 5 seconds"},
+			{"upstream_failed", 0, true, "check first, then retry after 5 seconds"}, {"upstream_failed", 3, false, stop}}},
 		{"a 429", "POST", "/export", "", 429, nil, "", []want{
 			{"rate_limited", 0, true, "wait"}, {"rate_limited", 0, true, "wait"}, {"rate_limited", 3, false, stop}}},
 		{"a route that turns it off", "POST", "/export-quiet", "", 500, nil, "", []want{

@@ -328,8 +328,12 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 	if ex.outcome != metrics.OutcomeRewritten {
 		ex.outcome = metrics.OutcomeWrapped
 	}
-	if e = p.repeat(ex, e, &x.upstream, rule); e.Repeated > 0 && !e.Retryable {
+	// The Retry-After the caller gets says what the body says.
+	switch e = p.repeat(ex, e, &x.upstream, rule); {
+	case !e.Retryable:
 		delete(res.Header, "Retry-After")
+	case e.RetryAfter > 0:
+		res.Header["Retry-After"] = []string{strconv.Itoa(e.RetryAfter)}
 	}
 	p.noRoute(ex, e, x.upstream.Header)
 	body, ctype := p.render(ex, e, x.out[:0])
@@ -648,7 +652,7 @@ func (p *Proxy) upstreamFailed(w http.ResponseWriter, r *http.Request, err error
 // for.
 func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err error) {
 	if r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-		p.cancelled(w, ex)
+		p.cancelled(w, r, ex)
 		return
 	}
 	routeName := metrics.Unrouted
@@ -671,9 +675,15 @@ func failure(err error, repeatable bool) *rewrite.Error {
 	var ne net.Error
 	var status upstream.InvalidStatus
 	switch {
+	case (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) && repeatable:
+		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
+			"the upstream service did not answer in time; the call may be repeated with the same effect, retry it shortly", true)
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
 			"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", true)
+	case errors.As(err, &status) && repeatable:
+		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
+			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may be repeated with the same effect", int(status)), true)
 	case errors.As(err, &status):
 		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
 			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may or may not have taken effect, so check before repeating it", int(status)), false)
@@ -693,17 +703,27 @@ func failure(err error, repeatable bool) *rewrite.Error {
 // short. A caller that only half-closed still reads this answer; one that
 // left makes its write fail, which is as well. Either way no answer is
 // made up.
-func (p *Proxy) cancelled(w http.ResponseWriter, ex *exchange) {
+func (p *Proxy) cancelled(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	ex.outcome = metrics.OutcomeCancelled
 	p.state.Called(&ex.caller, ex.route)
 	p.log.Info("caller closed before the answer", "request_id", ex.id)
+	if idempotent(r) {
+		p.answer(w, ex, callerClosedRepeatable)
+		return
+	}
 	p.answer(w, ex, callerClosed)
 }
 
-// callerClosed is the answer to a caller that closed first. 499 is the
-// status proxies log for it; there is no standard one.
-var callerClosed = rewrite.Failure(statusCallerClosed, "request_cancelled",
-	"the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call", false)
+// callerClosed and callerClosedRepeatable are the answers to a caller that
+// closed first, for a call that may have taken effect and for one that may
+// be repeated. 499 is the status proxies log for it; there is no standard
+// one.
+var (
+	callerClosed = rewrite.Failure(statusCallerClosed, "request_cancelled",
+		"the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call", false)
+	callerClosedRepeatable = rewrite.Failure(statusCallerClosed, "request_cancelled",
+		"the connection closed its sending side before the answer came, so signpost cancelled the call; it may be repeated with the same effect: keep the connection open until the answer arrives", true)
+)
 
 const statusCallerClosed = 499
 

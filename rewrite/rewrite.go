@@ -299,7 +299,31 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 	}
 	if e.Retryable {
 		e.RetryAfter = retryAfter(up.Header, rule.RetryAfter, timeNow())
+	} else if rule.Retryable == nil {
+		e.waitNamed(up)
 	}
+}
+
+// waitNamed makes e, the answer to a call the upstream failed that may
+// have taken effect, retryable after the wait the upstream names for a
+// status that means "later" (502, 503, 504 with Retry-After): the
+// upstream asks for the call again, and the caller must check first.
+func (e *Error) waitNamed(up *Upstream) {
+	if !rules.TransientStatus(up.Status) {
+		return
+	}
+	if n := retryAfter(up.Header, 0, timeNow()); n > 0 {
+		e.Retryable, e.RetryAfter = true, n
+		e.Message += "; the call may or may not have taken effect: check first, then retry after " + seconds(n)
+	}
+}
+
+// seconds says n seconds in words.
+func seconds(n int) string {
+	if n == 1 {
+		return "1 second"
+	}
+	return strconv.Itoa(n) + " seconds"
 }
 
 // SetMatch sets e to the answer for an upstream error that rule of route

@@ -18,6 +18,8 @@ import (
 const (
 	unavailableBody = `{"error":"upstream_unavailable","message":"the upstream service could not be reached; the call did not take effect, retry it shortly","retryable":true}`
 	timeoutBody     = `{"error":"upstream_timeout","message":"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying","retryable":true}`
+	// timeoutRepeatableBody answers a call that may be repeated, a GET.
+	timeoutRepeatableBody = `{"error":"upstream_timeout","message":"the upstream service did not answer in time; the call may be repeated with the same effect, retry it shortly","retryable":true}`
 )
 
 // TestUpstreamUnavailable puts signpost in front of a closed port: every
@@ -165,9 +167,9 @@ func TestUpstreamTimeout(t *testing.T) {
 	}), g)
 	sp := startSignpost(t, ticketsConfig, up.URL, "--upstream-timeout", "300ms")
 
-	for _, tt := range []struct{ name, method, path, body, route string }{
-		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket"},
-		{"unrouted", "GET", "/slow", ``, "(unrouted)"},
+	for _, tt := range []struct{ name, method, path, body, route, want string }{
+		{"routed with body", "PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, "update_ticket", timeoutBody},
+		{"unrouted", "GET", "/slow", ``, "(unrouted)", timeoutRepeatableBody},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var body []byte
@@ -180,7 +182,7 @@ func TestUpstreamTimeout(t *testing.T) {
 			if d < 300*time.Millisecond || d > waitTimeout {
 				t.Errorf("answered after %v; want shortly after the 300ms upstream timeout", d)
 			}
-			wantJSONError(t, got, http.StatusGatewayTimeout, timeoutBody)
+			wantJSONError(t, got, http.StatusGatewayTimeout, tt.want)
 			sp.wantCounter(t, 1, "signpost_upstream_failures_total", "route", tt.route, "code", "upstream_timeout")
 			select {
 			case <-cancelled:
