@@ -106,32 +106,48 @@ func TestRepeat(t *testing.T) {
 	}
 }
 
-// TestRepeatUpstreamFailure: signpost's own answer to an upstream it
-// cannot reach is a failure like another: the second in a row is stopped,
-// and counted.
+// TestRepeatUpstreamFailure: signpost's own failure, had twice in a row on
+// a route, is answered with the stop body, which keeps what is still true:
+// a call refused before any byte was sent did not take effect; one that
+// timed out may have, and the caller is told to check that first.
 func TestRepeatUpstreamFailure(t *testing.T) {
 	cfg, err := rules.Load("testdata/repeats.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
-	p, err := New(cfg, Options{Transport: &roundTrip{err: refused}, Metrics: metrics.New(reg)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	for i, want := range []string{
-		`{"error":"upstream_unavailable","message":"the upstream service could not be reached; the call did not take effect, retry it shortly","retryable":true}`,
-		`{"error":"upstream_unavailable","message":"this call failed the same way 2 times in a row; repeating it will not succeed now: stop, and tell the user","repeated":2,"retryable":false}`,
+	for _, tc := range []struct {
+		name  string
+		err   error
+		code  string
+		wants []string
+	}{
+		{"refused", refused, "upstream_unavailable", []string{
+			`{"error":"upstream_unavailable","message":"the upstream service could not be reached; the call did not take effect, retry it shortly","retryable":true}`,
+			`{"error":"upstream_unavailable","message":"this call failed the same way 2 times in a row; repeating it will not succeed now: stop, and tell the user","repeated":2,"retryable":false}`,
+		}},
+		{"timed out", timeoutErr{}, "upstream_timeout", []string{
+			`{"error":"upstream_timeout","message":"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying","retryable":true}`,
+			`{"error":"upstream_timeout","message":"this call failed the same way 2 times in a row; repeating it will not succeed now; each call may or may not have taken effect: check that first, then stop, and tell the user","repeated":2,"retryable":false}`,
+		}},
 	} {
-		rec := httptest.NewRecorder()
-		p.ServeHTTP(rec, httptest.NewRequest("POST", "/export", nil))
-		if rec.Code != 502 || rec.Body.String() != want {
-			t.Errorf("call %d: %d %s\nwant 502 %s", i+1, rec.Code, rec.Body, want)
-		}
-	}
-	if c := metricstest.Counter(t, reg, "signpost_repeats_stopped_total", "route", "export", "code", "upstream_unavailable"); c != 1 {
-		t.Errorf("signpost_repeats_stopped_total = %v; want 1", c)
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			p, err := New(cfg, Options{Transport: &roundTrip{err: tc.err}, Metrics: metrics.New(reg)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			for i, want := range tc.wants {
+				rec := httptest.NewRecorder()
+				p.ServeHTTP(rec, httptest.NewRequest("POST", "/export", nil))
+				if rec.Body.String() != want {
+					t.Errorf("call %d: %d %s\nwant %s", i+1, rec.Code, rec.Body, want)
+				}
+			}
+			if c := metricstest.Counter(t, reg, "signpost_repeats_stopped_total", "route", "export", "code", tc.code); c != 1 {
+				t.Errorf("signpost_repeats_stopped_total = %v; want 1", c)
+			}
+		})
 	}
 }

@@ -672,6 +672,13 @@ func (p *Proxy) failed(w http.ResponseWriter, r *http.Request, ex *exchange, err
 // failure is the answer to an exchange that failed with err, for a request
 // that may be repeated, or not, with the same effect.
 func failure(err error, repeatable bool) *rewrite.Error {
+	e := failureOf(err, repeatable)
+	e.Uncertain = !repeatable && !upstream.NothingSent(err)
+	return e
+}
+
+// failureOf is failure but for Uncertain.
+func failureOf(err error, repeatable bool) *rewrite.Error {
 	var ne net.Error
 	var status upstream.InvalidStatus
 	switch {
@@ -719,8 +726,8 @@ func (p *Proxy) cancelled(w http.ResponseWriter, r *http.Request, ex *exchange) 
 // be repeated. 499 is the status proxies log for it; there is no standard
 // one.
 var (
-	callerClosed = rewrite.Failure(statusCallerClosed, "request_cancelled",
-		"the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call", false)
+	callerClosed = &rewrite.Error{Status: statusCallerClosed, Code: "request_cancelled", Uncertain: true,
+		Message: "the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call"}
 	callerClosedRepeatable = rewrite.Failure(statusCallerClosed, "request_cancelled",
 		"the connection closed its sending side before the answer came, so signpost cancelled the call; it may be repeated with the same effect: keep the connection open until the answer arrives", true)
 )

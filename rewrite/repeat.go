@@ -6,19 +6,27 @@ import "strconv"
 // on the route, with no field at fault: the code kept, a message that says
 // repeating the call will not succeed now and what to do instead (futile,
 // a rule's own word; else the next call, when e names one; else to tell
-// the user), the count in "repeated", and never retryable. Nothing of the
-// upstream's own words is kept.
+// the user), the count in "repeated", and never retryable. Where the
+// calls may have taken effect (e.Uncertain), it still says so, and to
+// check first. Nothing of the upstream's own words is kept.
 func Stop(e *Error, n int, futile string) *Error {
 	msg := "this call failed the same way " + strconv.Itoa(n) + " times in a row; repeating it will not succeed now"
+	instead := "stop, and tell the user"
 	switch {
 	case futile != "":
-		msg += "; " + futile
+		instead = futile
 	case e.NextCall != nil:
-		msg += "; make next_call first"
-	default:
-		msg += ": stop, and tell the user"
+		instead = "make next_call first"
 	}
-	return &Error{Status: e.Status, Code: e.Code, Message: msg, NextCall: e.NextCall, Repeated: n}
+	switch {
+	case e.Uncertain:
+		msg += "; each call may or may not have taken effect: check that first, then " + instead
+	case futile != "" || e.NextCall != nil:
+		msg += "; " + instead
+	default:
+		msg += ": " + instead
+	}
+	return &Error{Status: e.Status, Code: e.Code, Message: msg, NextCall: e.NextCall, Repeated: n, Uncertain: e.Uncertain}
 }
 
 // AlreadyRejected marks e, a field fault the caller had n times in a row

@@ -28,6 +28,10 @@ func TestStop(t *testing.T) {
 			`{"error":"slot_taken","message":"this call failed the same way 3 times in a row; repeating it will not succeed now; choose another slot with list_slots(room_id, date)","next_call":{"call":"list_slots","arguments":{"room_id":"r1"}},"repeated":3,"retryable":false}`, 80},
 		{"a next call", &rewrite.Error{Status: 409, Code: "ticket_unassigned", Message: "assign it first", NextCall: next}, 2, "",
 			`{"error":"ticket_unassigned","message":"this call failed the same way 2 times in a row; repeating it will not succeed now; make next_call first","next_call":{"call":"list_slots","arguments":{"room_id":"r1"}},"repeated":2,"retryable":false}`, 80},
+		{"a failure that may have taken effect", &rewrite.Error{Status: 504, Code: "upstream_timeout", Message: "the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", Retryable: true, Uncertain: true}, 2, "",
+			`{"error":"upstream_timeout","message":"this call failed the same way 2 times in a row; repeating it will not succeed now; each call may or may not have taken effect: check that first, then stop, and tell the user","repeated":2,"retryable":false}`, 72},
+		{"a rule's futile, and a call that may have taken effect", &rewrite.Error{Status: 503, Code: "notes_busy", Message: "busy", Uncertain: true}, 2, "write to the other region",
+			`{"error":"notes_busy","message":"this call failed the same way 2 times in a row; repeating it will not succeed now; each call may or may not have taken effect: check that first, then write to the other region","repeated":2,"retryable":false}`, 72},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := rewrite.Stop(tc.e, tc.n, tc.futile)

@@ -51,6 +51,10 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the wait before a retry, in whole seconds; zero omits it.
 	RetryAfter int
+	// Uncertain says the call may have taken effect (a 5xx, a timeout or
+	// a cut to a call that is not idempotent), so that an answer to its
+	// repeat still says so. It is not rendered.
+	Uncertain bool
 }
 
 // Entry is one field fault in a batched body.
@@ -263,7 +267,8 @@ func (o *object) bytes() []byte { return append(o.b, '}') }
 // setMatched sets e to the answer for an upstream error that rule
 // matched. maxReceived caps an echoed string, in characters.
 func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, maxReceived int) {
-	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status, req.idempotent())}
+	*e = Error{Status: up.Status, Code: rule.Code, Message: rule.Message, Retryable: rule.IsRetryable(up.Status, req.idempotent()),
+		Uncertain: up.Status >= 500 && !req.idempotent()}
 	f := rule.Field
 	if f != nil {
 		e.Field = f.Name

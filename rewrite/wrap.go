@@ -31,7 +31,8 @@ func Wrap(up *Upstream, route *rules.Route, req *Request) *Error {
 	if t := http.StatusText(status); t != "" {
 		phrase += " " + t
 	}
-	e := &Error{Status: status, Retryable: rules.TransientStatus(status) && (status < 500 || req.idempotent())}
+	e := &Error{Status: status, Retryable: rules.TransientStatus(status) && (status < 500 || req.idempotent()),
+		Uncertain: status >= 500 && !req.idempotent()}
 	// A safe call's 5xx of no known cause may pass: one retry after a
 	// short wait is worth it, and a repeat of the same failure is told
 	// to stop. 501 and 505 say what will not change.
