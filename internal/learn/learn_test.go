@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -121,6 +122,9 @@ func TestCallerID(t *testing.T) {
 		{[2]string{"", "[::1]:5000"}, [2]string{"", "::1"}, true},
 		{[2]string{"", "pipe"}, [2]string{"", "pipe"}, true},
 		{[2]string{"127.0.0.1", "10.0.0.1:1"}, [2]string{"", "127.0.0.1:5000"}, false}, // a header is not an address
+		// A long session id is compared whole, never dropped for the address.
+		{[2]string{strings.Repeat("s", 300) + "1", "127.0.0.1:5000"}, [2]string{strings.Repeat("s", 300) + "2", "127.0.0.1:5000"}, false},
+		{[2]string{strings.Repeat("s", 300), "127.0.0.1:5000"}, [2]string{strings.Repeat("s", 300), "10.0.0.9:7000"}, true},
 	} {
 		if same := name(tc.a[0], tc.a[1]) == name(tc.b[0], tc.b[1]); same != tc.same {
 			t.Errorf("callers %q and %q named the same: %v; want %v", tc.a, tc.b, same, tc.same)

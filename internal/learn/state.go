@@ -159,15 +159,16 @@ func (s *State) Proposals(cfg *rules.Config) ([]Proposal, bool) {
 	return s.learner.proposals(cfg), true
 }
 
-// caller identifies who sent a request: the configured header, else the
-// client address. Alias learning, recovery tracking and repeats share it.
+// caller identifies who sent a request: the configured header's first
+// value, of any length, hashed whole, else the client address. Alias
+// learning, recovery tracking and repeats share it.
 func (s *State) caller(c *Caller) callerID {
 	if c.named {
 		return c.id
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
-	if v := httpwire.FirstValue(c.Header[s.callerHeader]); s.callerHeader != "" && v != "" && len(v) <= 128 {
+	if v := httpwire.FirstValue(c.Header[s.callerHeader]); s.callerHeader != "" && v != "" {
 		h.WriteByte('h')
 		h.WriteString(v)
 	} else {
