@@ -151,3 +151,64 @@ func TestRepeatUpstreamFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatKnowsValuesNotTheirEchoes: whether a value was "already
+// rejected" is judged on the value sent, not on its echo: two credentials
+// echo alike, masked, but only the same one sent again is told so. A field
+// never sent is missing, every time: its fault is never said to be of a
+// value already rejected.
+func TestRepeatKnowsValuesNotTheirEchoes(t *testing.T) {
+	cfg, err := rules.Load("testdata/repeats.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, Options{Transport: &roundTrip{status: 401, body: []byte(`{"error":"Unauthorized"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	for _, tc := range []struct {
+		name       string
+		calls      []*http.Request
+		last, want string // what the last answer says, and must not say
+	}{
+		{"another credential", []*http.Request{
+			withHeader(httptest.NewRequest("GET", "/users/u1", nil), "Authorization", "Bearer aaa"),
+			withHeader(httptest.NewRequest("GET", "/users/u1", nil), "Authorization", "Bearer bbb"),
+		}, "already rejected", `"received":"Bearer [masked]"`},
+		{"a field not sent", []*http.Request{
+			httptest.NewRequest("POST", "/users", strings.NewReader(`{"role":"admin"}`)),
+			httptest.NewRequest("POST", "/users", strings.NewReader(`{"role":"admin"}`)),
+		}, "already rejected", `"message":"is required","repeated":2`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body string
+			for _, r := range tc.calls {
+				r.Header.Set("X-Session-Id", tc.name)
+				w := httptest.NewRecorder()
+				p.ServeHTTP(w, r)
+				body = w.Body.String()
+			}
+			if strings.Contains(body, tc.last) || !strings.Contains(body, tc.want) {
+				t.Errorf("last answer %s\nwant one with %s and without %q", body, tc.want, tc.last)
+			}
+		})
+	}
+	// The same credential sent again is a value already rejected.
+	var body string
+	for range 2 {
+		w := httptest.NewRecorder()
+		r := withHeader(httptest.NewRequest("GET", "/users/u1", nil), "Authorization", "Bearer ccc")
+		r.Header.Set("X-Session-Id", "the same credential")
+		p.ServeHTTP(w, r)
+		body = w.Body.String()
+	}
+	if !strings.Contains(body, `"repeated":2`) || !strings.Contains(body, "already rejected") {
+		t.Errorf("the same credential sent twice: %s; want it said to be already rejected, repeated 2", body)
+	}
+}
+
+func withHeader(r *http.Request, k, v string) *http.Request {
+	r.Header.Set(k, v)
+	return r
+}

@@ -1,6 +1,11 @@
 package rewrite
 
-import "strconv"
+import (
+	"hash/maphash"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
 
 // Stop is the answer to a caller that had the failure e n times in a row
 // on the route, with no field at fault: the code kept, a message that says
@@ -32,13 +37,52 @@ func Stop(e *Error, n int, futile string) *Error {
 // AlreadyRejected marks e, a field fault the caller had n times in a row
 // on the route, as one whose values were rejected before: a fault is fixed
 // by another value, so the message asks for one, and the rule, received
-// value and did_you_mean stay as they were.
+// value and did_you_mean stay as they were. A field that was not sent is
+// missing, not rejected: a fault with one keeps its message.
 func AlreadyRejected(e *Error, n int) {
+	e.Repeated = n
+	e.Retryable, e.RetryAfter = false, 0
+	if !allSent(e) {
+		return
+	}
 	what := "this value was already rejected; send another: "
 	if len(e.Errors)+len(e.Unlisted) > 1 {
 		what = "these values were already rejected; send others: "
 	}
 	e.Message = what + e.Message
-	e.Repeated = n
-	e.Retryable, e.RetryAfter = false, 0
+}
+
+// allSent reports whether every field fault of e is of a value sent.
+func allSent(e *Error) bool {
+	if len(e.Errors) == 0 {
+		return e.Received != nil
+	}
+	for _, en := range e.Errors {
+		if en.Received == nil {
+			return false
+		}
+	}
+	for _, en := range e.Unlisted {
+		if en.Sent == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sentSeed keys the fingerprints of values sent, for the life of the
+// process.
+var sentSeed = maphash.MakeSeed()
+
+// fingerprint identifies the value v as sent, raw: never zero.
+func fingerprint(v gjson.Result) uint64 {
+	var h maphash.Hash
+	h.SetSeed(sentSeed)
+	h.WriteByte(byte(v.Type))
+	if v.Raw != "" {
+		h.WriteString(v.Raw)
+	} else {
+		h.WriteString(v.Str)
+	}
+	return h.Sum64() | 1
 }

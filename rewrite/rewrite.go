@@ -35,6 +35,10 @@ type Error struct {
 	UpstreamMessage string
 	// Received is the offending value as JSON, or nil when there is none.
 	Received []byte
+	// Sent fingerprints the value sent, raw, before any mask or cut: what
+	// tells two values apart when their echoes are alike. Zero when none
+	// was sent; it is not rendered.
+	Sent uint64
 	// DidYouMean holds up to three permitted values close to the one sent.
 	DidYouMean []string
 	// Errors lists every field fault of a batched body, in declared order.
@@ -61,6 +65,7 @@ type Error struct {
 type Entry struct {
 	Field, Code, Message string
 	Received             []byte // JSON, or nil
+	Sent                 uint64 // as Error's
 	DidYouMean           []string
 	// SameAs names the earlier entry whose message this one shares: the
 	// body says same_as in its place, so that each rule is stated once.
@@ -292,7 +297,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 		sent = rules.CapturedValue(f, captured, sent)
 	}
 	if sent.Exists() {
-		e.Received = echo(f, sent, maxReceived)
+		e.Received, e.Sent = echo(f, sent, maxReceived), fingerprint(sent)
 	}
 	e.Message = fill(rule, e.Message, e.Received, up, req, maxReceived)
 	e.DidYouMean = suggestions(f, sent)

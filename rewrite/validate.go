@@ -41,7 +41,7 @@ func validate(route *rules.Route, req *Request, maxReceived int, known *Entry) [
 			v = flat
 		}
 		if v.Exists() {
-			e.Received = echo(f, v, maxReceived)
+			e.Received, e.Sent = echo(f, v, maxReceived), fingerprint(v)
 			e.DidYouMean = suggestions(f, v)
 		}
 		out = append(out, e)
@@ -92,7 +92,7 @@ func Batch(status int, faults []Entry, max int) *Error {
 		return nil
 	case 1:
 		f := faults[0]
-		return &Error{Status: status, Code: f.Code, Field: f.Field, Message: f.Message, Received: f.Received, DidYouMean: f.DidYouMean}
+		return &Error{Status: status, Code: f.Code, Field: f.Field, Message: f.Message, Received: f.Received, Sent: f.Sent, DidYouMean: f.DidYouMean}
 	}
 	if max <= 0 {
 		max = DefaultMaxErrors

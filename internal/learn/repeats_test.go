@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"hash/maphash"
 	"testing"
 	"time"
 
@@ -11,16 +12,23 @@ import (
 func TestRepeats(t *testing.T) {
 	failed := &rewrite.Error{Status: 500, Code: "upstream_failed"}
 	timeout := &rewrite.Error{Status: 504, Code: "upstream_timeout"}
+	// sent stands for the fingerprint rewrite takes of a value sent.
+	seed := maphash.MakeSeed()
+	sent := func(v string) uint64 { return maphash.String(seed, v) | 1 }
 	fault := func(received string) *rewrite.Error {
-		return &rewrite.Error{Status: 422, Code: "invalid_status", Field: "status", Received: []byte(received)}
+		return &rewrite.Error{Status: 422, Code: "invalid_status", Field: "status", Received: []byte(received), Sent: sent(received)}
+	}
+	// masked is a credential's fault: its echo hides the value sent.
+	masked := func(value string) *rewrite.Error {
+		return &rewrite.Error{Status: 401, Code: "invalid_token", Field: "token", Received: []byte(`"[masked]"`), Sent: sent(value)}
 	}
 	rejected := func(said string) *rewrite.Error {
 		return &rewrite.Error{Status: 404, Code: "upstream_rejected", UpstreamMessage: said}
 	}
 	batch := func(received string) *rewrite.Error {
 		return &rewrite.Error{Status: 422, Code: "invalid_fields", Errors: []rewrite.Entry{
-			{Field: "status", Code: "invalid_status", Received: []byte(`"done"`)},
-			{Field: "priority", Code: "invalid_priority", Received: []byte(received)}}}
+			{Field: "status", Code: "invalid_status", Received: []byte(`"done"`), Sent: sent(`"done"`)},
+			{Field: "priority", Code: "invalid_priority", Received: []byte(received), Sent: sent(received)}}}
 	}
 	type step struct {
 		caller, route string
@@ -53,6 +61,8 @@ func TestRepeats(t *testing.T) {
 			{"a", "update", fault(`"done"`), 0, 1, 1}, {"a", "update", fault(`"done"`), 0, 2, 2}}},
 		{"the same value sent again", []step{
 			{"a", "update", fault(`"done"`), 0, 1, 0}, {"a", "update", fault(`"done"`), 0, 2, 0}, {"a", "update", fault(`"closed!"`), 0, 1, 0}}},
+		{"two values sent that echo alike", []step{
+			{"a", "read", masked("Bearer A"), 0, 1, 0}, {"a", "read", masked("Bearer B"), 0, 1, 0}, {"a", "read", masked("Bearer B"), 0, 2, 0}}},
 		{"a batch with one value changed", []step{
 			{"a", "update", batch(`"p9"`), 0, 1, 0}, {"a", "update", batch(`"p9"`), 0, 2, 0}, {"a", "update", batch(`"p8"`), 0, 1, 0}}},
 	} {
