@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,16 +28,19 @@ var mcpTransports = []string{"stdio", "streamable-http"}
 // SDK's own connected to it.
 type mcpServer struct {
 	*signpost
-	session *sdk.ClientSession
+	session  *sdk.ClientSession
+	endpoint string // the streamable HTTP endpoint's URL; empty over stdio
 }
 
 // startMCP runs signpost mcp with config in front of upstream, over
-// transport, and connects a client to it. At cleanup the process must
-// exit 0, promptly, with no data race reported: over stdio once the client
-// closes its standard input, over HTTP on SIGTERM with the session open.
-func startMCP(t *testing.T, transport, config, upstream string) *mcpServer {
+// transport, with the extra flags last, and connects a client to it. At
+// cleanup the process must exit 0, promptly, with no data race reported:
+// over stdio once the client closes its standard input, over HTTP on
+// SIGTERM with the session open.
+func startMCP(t *testing.T, transport, config, upstream string, extra ...string) *mcpServer {
 	t.Helper()
 	args := []string{"mcp", "--config", config, "--upstream", upstream, "--admin", "127.0.0.1:0", "--drain-timeout", "3s", "--buffer-budget", "8MiB"}
+	args = append(args, extra...)
 	client := sdk.NewClient(&sdk.Implementation{Name: "signpost-e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -98,7 +102,7 @@ func startMCP(t *testing.T, transport, config, upstream string) *mcpServer {
 		sp.wantCleanExit(t)
 		_ = session.Close()
 	})
-	return &mcpServer{signpost: sp, session: session}
+	return &mcpServer{signpost: sp, session: session, endpoint: endpoint}
 }
 
 // wantCleanExit sends SIGTERM and wants exit 0 within the drain timeout
@@ -374,4 +378,70 @@ func TestMCPObserve(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPOrigin: over streamable HTTP, signpost mcp checks each request's
+// Origin, against DNS rebinding. A page from a foreign origin gets 403 with
+// a JSON-RPC error, without an id, carrying signpost's body, and the
+// operator a log line naming the origin; a client on an origin passed to
+// --allow-origin, or on a loopback one, is served and calls tools.
+func TestMCPOrigin(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, ticketapi.New().Handler())
+	m := startMCP(t, "streamable-http", ticketsConfig, up.URL, "--allow-origin", "https://agent.example.com")
+
+	const rule = "must be a loopback origin (localhost, 127.0.0.0/8 or [::1]) or one signpost was started with, " +
+		"so that no other web page reaches the tools by DNS rebinding; to allow this origin, pass it to signpost mcp with --allow-origin, " +
+		"e.g. --allow-origin https://agent.example.com"
+	got := send(t, "POST", m.endpoint, []byte(mcpInitialize), "Content-Type", "application/json",
+		"Accept", "application/json, text/event-stream", "Origin", "https://evil.example")
+	want := `{"jsonrpc":"2.0","error":{"code":-32600,` +
+		`"message":"Error origin_not_allowed in Origin: ` + rule + ` (you sent \"https://evil.example\")\nRetryable: no.",` +
+		`"data":{"error":"origin_not_allowed","field":"Origin","message":"` + rule + `","received":"https://evil.example","retryable":false}}}`
+	if got.status != 403 || got.header.Get("Content-Type") != jsonType || got.contentLength != int64(len(got.body)) || string(got.body) != want {
+		t.Errorf("initialize from a foreign origin: %d, Content-Type %q, length %d,\n\t%s\nwant 403 %s, framed by its length,\n\t%s",
+			got.status, got.header.Get("Content-Type"), got.contentLength, got.body, jsonType, want)
+	}
+	m.waitLog(t, "refused an MCP request from a web page origin not allowed", map[string]any{"origin": "https://evil.example"})
+
+	got = send(t, "POST", m.endpoint, []byte(mcpInitialize), "Content-Type", "application/json",
+		"Accept", "application/json, text/event-stream", "Origin", "http://localhost:3000")
+	if got.status != 200 {
+		t.Errorf("initialize from a loopback origin: %d %s; want 200", got.status, got.body)
+	}
+
+	for _, origin := range []string{"https://agent.example.com", "https://evil.example"} {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		c := sdk.NewClient(&sdk.Implementation{Name: "signpost-e2e-browser", Version: "1"}, nil)
+		session, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m.endpoint, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: withOrigin(origin)}}, nil)
+		if origin == "https://evil.example" {
+			if err == nil {
+				session.Close()
+				t.Errorf("a client on %s connected; want it refused", origin)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("connecting from %s, an allowed origin: %v", origin, err)
+		}
+		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "get_ticket", Arguments: map[string]any{"ticket_id": "T-8841"}})
+		if err != nil || res.IsError {
+			t.Errorf("get_ticket from %s: %v %+v", origin, err, res)
+		}
+		session.Close()
+	}
+}
+
+// mcpInitialize is an MCP initialize request, the first a client sends.
+const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"signpost-e2e","version":"1"}}}`
+
+// withOrigin sends each request with this Origin header, as a browser does.
+type withOrigin string
+
+func (o withOrigin) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Origin", string(o))
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/signpost-proxy/signpost/proxy/mcp"
 )
@@ -35,8 +39,15 @@ var mcpWords = pipelineWords{
 func mcpCmd(fs *flag.FlagSet) runFunc {
 	var f pipelineFlags
 	f.define(fs, "mcp", mcpWords)
+	var origins originList
+	fs.Var(&origins, "allow-origin", "let web pages from `origin` (scheme://host[:port], e.g. https://agent.example.com) call the tools over --listen; repeat the flag or separate origins with commas. "+
+		"A request with no Origin, from a client that is not a browser, is always served, and so is a loopback origin on a loopback --listen; any other Origin gets 403")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(args); err != nil {
+			return exitUsage
+		}
+		if problem := origins.check(f.listen); problem != "" {
+			fmt.Fprintf(stderr, "signpost mcp: %s\n", problem)
 			return exitUsage
 		}
 		// Over stdio, standard output carries the protocol and nothing else.
@@ -48,7 +59,40 @@ func mcpCmd(fs *flag.FlagSet) runFunc {
 		if code != exitOK {
 			return code
 		}
-		opts := mcp.Options{Proxy: popts, Listen: f.listen, Version: version}
+		opts := mcp.Options{Proxy: popts, Listen: f.listen, AllowedOrigins: origins, Version: version}
 		return f.untilSignal(&opts.Proxy, func(ctx context.Context) error { return mcp.Serve(ctx, cfg, opts) }, stderr)
 	}
+}
+
+// originList is --allow-origin: the origins whose web pages may call the
+// tools, from every use of the flag, each use one origin or several
+// separated by commas.
+type originList []string
+
+func (o *originList) String() string { return strings.Join(*o, ",") }
+
+func (o *originList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		*o = append(*o, strings.TrimSpace(s))
+	}
+	return nil
+}
+
+// check says what is wrong with the origins, naming the first value at
+// fault, the rule and an example; "" when nothing is. The origins are
+// checked over streamable HTTP alone, so they need --listen.
+func (o originList) check(listen string) string {
+	for _, s := range o {
+		if _, err := mcp.ParseOrigin(s); err != nil {
+			rule, fixed := err.Error(), ""
+			if oe := (*mcp.OriginError)(nil); errors.As(err, &oe) {
+				rule, fixed = oe.Rule, oe.Fixed
+			}
+			return fmt.Sprintf("--allow-origin %q: %s, e.g. --allow-origin %s", s, rule, cmp.Or(fixed, "https://agent.example.com"))
+		}
+	}
+	if len(o) > 0 && listen == "" {
+		return "--allow-origin applies to streamable HTTP, and no Origin comes over standard input and output; pass --listen too, e.g. --listen 127.0.0.1:8090 --allow-origin " + o[0]
+	}
+	return ""
 }

@@ -247,6 +247,9 @@ var reservedCodes = map[string]bool{
 	"invalid_json_body": true, "invalid_arguments": true, "invalid_header": true,
 	"request_body_too_large": true, "response_too_large": true, "unreadable_response": true,
 	"overloaded": true, "request_cancelled": true, "unknown_tool": true,
+	"upstream_timeout": true, "unreadable_request_body": true, "request_body_timeout": true,
+	"invalid_request_line": true, "missing_host": true, "invalid_host": true,
+	"invalid_request_target": true, "invalid_framing": true, "origin_not_allowed": true,
 }
 
 // textCode makes a code of the first words of an upstream's text: "No such

@@ -49,6 +49,13 @@ type Options struct {
 	// Listen is the address of the streamable HTTP transport, served at
 	// Endpoint. Empty serves one session over In and Out instead.
 	Listen string
+	// AllowedOrigins are the origins, scheme://host[:port] as ParseOrigin
+	// takes them, whose web pages may call the tools over streamable HTTP.
+	// A request with no Origin header, as from any client that is not a
+	// browser, is always served, and so is a loopback origin when Listen is
+	// a loopback address; any other Origin is refused with 403, against
+	// DNS rebinding. Empty allows no other origin.
+	AllowedOrigins []string
 	// In and Out carry the stdio transport; nil means os.Stdin and
 	// os.Stdout.
 	In  io.ReadCloser
@@ -69,6 +76,10 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 	log := opts.Proxy.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	origins, err := newOriginPolicy(opts.AllowedOrigins)
+	if err != nil {
+		return err
 	}
 	pipe := &inProcess{log: log}
 	f := newFront(opts.Version, cfg.Learn.CallerHeader, pipe.send, log)
@@ -114,11 +125,10 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 		return <-done
 	}
 
-	var err error
 	if opts.Listen == "" {
 		err = f.serveStdio(ctx, opts, admin, len(cfg.Routes))
 	} else {
-		err = f.serveHTTP(ctx, opts, admin, len(cfg.Routes))
+		err = f.serveHTTP(ctx, opts, origins, admin, len(cfg.Routes))
 	}
 	if drain := positive(opts.Proxy.DrainTimeout, server.DefaultDrainTimeout); !pipe.wait(drain) {
 		log.Error("tool calls still in flight after the drain timeout were left to finish alone", "drain_timeout", drain.String())
@@ -173,13 +183,17 @@ func (f *front) serveStdio(ctx context.Context, opts Options, admin net.Addr, to
 	return err
 }
 
-// serveHTTP serves the streamable HTTP transport at opts.Listen until ctx
-// is done, then drains it: it closes the streams sessions listen on, and
-// waits for calls in flight up to the drain timeout.
-func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, tools int) error {
+// serveHTTP serves the streamable HTTP transport at opts.Listen, to the
+// origins allows, until ctx is done, then drains it: it closes the streams
+// sessions listen on, and waits for calls in flight up to the drain
+// timeout.
+func (f *front) serveHTTP(ctx context.Context, opts Options, origins *originPolicy, admin net.Addr, tools int) error {
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen for MCP clients on %s: %w", opts.Listen, err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		origins.loopback = tcp.IP.IsLoopback()
 	}
 	quiet := slog.New(warnings{f.log.Handler()})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return f.server },
@@ -187,7 +201,7 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, admin net.Addr, too
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, endingWith(streams, h))
+	mux.Handle(Endpoint, checkingOrigin(origins, f.log, endingWith(streams, h)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "signpost serves MCP at "+Endpoint+", not at "+r.URL.Path, http.StatusNotFound)
 	})

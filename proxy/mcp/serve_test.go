@@ -459,14 +459,20 @@ func TestShutdownIsNotHeldByAnUnusedConnection(t *testing.T) {
 // what stops it and what Serve returns.
 func startHTTP(t testing.TB, cfg *rules.Config, up *url.URL, drain time.Duration) (net.Addr, context.CancelFunc, <-chan error) {
 	t.Helper()
+	return startHTTPWith(t, cfg, mcp.Options{
+		Proxy: server.ServeOptions{Options: proxy.Options{Upstream: up}, DrainTimeout: drain},
+	})
+}
+
+// startHTTPWith is startHTTP with opts, whose admin and streamable HTTP
+// listeners are put on free loopback ports.
+func startHTTPWith(t testing.TB, cfg *rules.Config, opts mcp.Options) (net.Addr, context.CancelFunc, <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	opts := mcp.Options{
-		Proxy:  server.ServeOptions{Options: proxy.Options{Upstream: up}, Admin: "127.0.0.1:0", DrainTimeout: drain},
-		Listen: "127.0.0.1:0", Version: "test",
-		Ready: func(addr, _ net.Addr) { ready <- addr },
-	}
+	opts.Proxy.Admin, opts.Listen, opts.Version = "127.0.0.1:0", "127.0.0.1:0", "test"
+	opts.Ready = func(addr, _ net.Addr) { ready <- addr }
 	go func() { done <- mcp.Serve(ctx, cfg, opts) }()
 	select {
 	case addr := <-ready:
