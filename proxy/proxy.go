@@ -252,6 +252,8 @@ type exchange struct {
 	held   budget.Charge
 	tee    *teeBody
 	judged bool
+	// unreadBody says the request has a body signpost forwarded unread.
+	unreadBody bool
 	// examined is the examination whose body replaced the upstream's, to
 	// recycle once that body is sent; nil when there is none.
 	examined *examination
@@ -438,6 +440,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	ex.unreadBody = ex.req.Body == nil && r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
 	if p.direct(r) {
 		p.forward(w, r, ex)
 		return

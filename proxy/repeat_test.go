@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -211,4 +213,45 @@ func TestRepeatKnowsValuesNotTheirEchoes(t *testing.T) {
 func withHeader(r *http.Request, k, v string) *http.Request {
 	r.Header.Set(k, v)
 	return r
+}
+
+// TestRepeatIsTheCallTheUpstreamSaw: a call is the same as the one before
+// only if the upstream saw the same: a call that differs in a header is
+// another call, whatever its body; a call whose body signpost forwarded
+// unread is the same as no other. A true loop is still stopped.
+func TestRepeatIsTheCallTheUpstreamSaw(t *testing.T) {
+	cfg, err := rules.Load("testdata/repeats.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, Options{Transport: &roundTrip{status: 415, body: []byte(`{"error":"Unsupported Media Type"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	call := func(session, method, target, ctype, body string) string {
+		r := httptest.NewRequest(method, target, strings.NewReader(body))
+		r.Header.Set("X-Session-Id", session)
+		r.Header.Set("Content-Type", ctype)
+		r.Header.Set("Traceparent", "00-"+session+"-"+strconv.Itoa(rand.Int())+"-01") // differs on every request
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		return w.Body.String()
+	}
+	const loop = `"repeated":2`
+	status := `{"status":"open"}`
+	if got := call("types", "PATCH", "/tickets/T-1", "text/plain", status); strings.Contains(got, "repeated") {
+		t.Fatalf("first call: %s", got)
+	}
+	if got := call("types", "PATCH", "/tickets/T-1", "application/xml", status); strings.Contains(got, "repeated") {
+		t.Errorf("a call with another Content-Type was taken for the same: %s", got)
+	}
+	if got := call("types", "PATCH", "/tickets/T-1", "application/xml", status); !strings.Contains(got, loop) {
+		t.Errorf("the same call again, but for its trace id: %s; want it counted, %s", got, loop)
+	}
+	for i := range 3 {
+		if got := call("unread", "POST", "/export", "application/json", `{"n":1}`); strings.Contains(got, "repeated") {
+			t.Errorf("call %d with a body signpost did not read was taken for the same as another: %s", i+1, got)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
@@ -378,18 +379,56 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 // callSeed keys callOf's hash, for the life of the process.
 var callSeed = maphash.MakeSeed()
 
-// callOf identifies the call of ex among the calls to its route: its path,
-// query and body, as far as signpost read it (the body of a route with
-// body fields).
+// callOf identifies the call of ex among the calls to its route, as the
+// upstream saw it: its method, path, query, body, and every header but
+// those that differ on every request (request ids, tracing, Date) and
+// those a proxy sets (framing, forwarding). A body signpost did not read
+// makes the call one of its own: it is never the same as another.
 func callOf(ex *exchange) uint64 {
+	if ex.unreadBody {
+		return uniqueCalls.Add(1) | 1<<63
+	}
 	var h maphash.Hash
 	h.SetSeed(callSeed)
+	h.WriteString(ex.req.Method)
+	h.WriteByte(0)
 	h.WriteString(ex.req.Path)
 	h.WriteByte(0)
 	h.WriteString(ex.req.RawQuery)
 	h.WriteByte(0)
 	h.Write(ex.req.Body)
+	// The header's fields come in no order: their hashes are summed.
+	var fields uint64
+	for k, vv := range ex.req.Header {
+		if k == RequestIDHeader || framing(k) || volatileField(k) {
+			continue
+		}
+		var f maphash.Hash
+		f.SetSeed(callSeed)
+		f.WriteString(k)
+		for _, v := range vv {
+			f.WriteByte(0)
+			f.WriteString(v)
+		}
+		fields += f.Sum64()
+	}
+	h.WriteByte(0)
+	h.WriteString(strconv.FormatUint(fields, 16))
 	return h.Sum64()
+}
+
+// uniqueCalls numbers the calls that are the same as no other.
+var uniqueCalls atomic.Uint64
+
+// volatileField reports whether a request header field is one that differs
+// on every request by its nature: request ids, trace context, the date.
+func volatileField(k string) bool {
+	switch k {
+	case "Date", "X-Correlation-Id", "Traceparent", "Tracestate", "Baggage", "B3",
+		"Uber-Trace-Id", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context", "Sentry-Trace":
+		return true
+	}
+	return strings.HasPrefix(k, "X-B3-")
 }
 
 // transient reports whether the failure e is declared passing: a 429, a
