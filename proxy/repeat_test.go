@@ -142,7 +142,9 @@ func TestRepeatUpstreamFailure(t *testing.T) {
 			t.Cleanup(p.Close)
 			for i, want := range tc.wants {
 				rec := httptest.NewRecorder()
-				p.ServeHTTP(rec, httptest.NewRequest("POST", "/export", nil))
+				r := httptest.NewRequest("POST", "/export", nil)
+				r.Header.Set("X-Session-Id", "one agent")
+				p.ServeHTTP(rec, r)
 				if rec.Body.String() != want {
 					t.Errorf("call %d: %d %s\nwant %s", i+1, rec.Code, rec.Body, want)
 				}

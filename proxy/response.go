@@ -362,7 +362,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 		return e
 	}
 	if (e.Field != "" || len(e.Errors) > 0) && !e.Retryable {
-		rewrite.AlreadyRejected(e, n)
+		rewrite.AlreadyRejected(e, n, ex.caller.ByAddress())
 		return e
 	}
 	if n < p.cfg.Limits.Repeats.Of(transient(e, up, rule)) {
@@ -373,7 +373,7 @@ func (p *Proxy) repeat(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rul
 		futile = rule.Futile
 	}
 	p.state.Stopped(&ex.caller, route, e.Code)
-	return rewrite.Stop(e, n, futile)
+	return rewrite.Stop(e, n, futile, ex.caller.ByAddress())
 }
 
 // callSeed keys callOf's hash, for the life of the process.

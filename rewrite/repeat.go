@@ -13,9 +13,12 @@ import (
 // a rule's own word; else the next call, when e names one; else to tell
 // the user), the count in "repeated", and never retryable. Where the
 // calls may have taken effect (e.Uncertain), it still says so, and to
-// check first. Nothing of the upstream's own words is kept.
-func Stop(e *Error, n int, futile string) *Error {
-	msg := "this call failed the same way " + strconv.Itoa(n) + " times in a row; repeating it will not succeed now"
+// check first. fromAddress says the calls were counted over every caller
+// at the client's address, for want of a session: the message says so,
+// and claims nothing of the caller itself. Nothing of the upstream's own
+// words is kept.
+func Stop(e *Error, n int, futile string, fromAddress bool) *Error {
+	msg := "this call failed the same way " + strconv.Itoa(n) + " times in a row" + seenFrom(fromAddress) + "; repeating it will not succeed now"
 	instead := "stop, and tell the user"
 	switch {
 	case futile != "":
@@ -38,18 +41,28 @@ func Stop(e *Error, n int, futile string) *Error {
 // on the route, as one whose values were rejected before: a fault is fixed
 // by another value, so the message asks for one, and the rule, received
 // value and did_you_mean stay as they were. A field that was not sent is
-// missing, not rejected: a fault with one keeps its message.
-func AlreadyRejected(e *Error, n int) {
+// missing, not rejected: a fault with one keeps its message. fromAddress
+// is as Stop's.
+func AlreadyRejected(e *Error, n int, fromAddress bool) {
 	e.Repeated = n
 	e.Retryable, e.RetryAfter = false, 0
 	if !allSent(e) {
 		return
 	}
-	what := "this value was already rejected; send another: "
+	what := "this value was already rejected" + seenFrom(fromAddress) + "; send another: "
 	if len(e.Errors)+len(e.Unlisted) > 1 {
-		what = "these values were already rejected; send others: "
+		what = "these values were already rejected" + seenFrom(fromAddress) + "; send others: "
 	}
 	e.Message = what + e.Message
+}
+
+// seenFrom says where the calls a repeat was counted over came from, when
+// that was the client's address rather than the caller's session.
+func seenFrom(fromAddress bool) string {
+	if fromAddress {
+		return " from this address"
+	}
+	return ""
 }
 
 // allSent reports whether every field fault of e is of a value sent.

@@ -3,10 +3,14 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/rules"
@@ -227,4 +231,71 @@ func TestMCPSessionsRepeatApart(t *testing.T) {
 		}
 	}
 	first.wantCounter(t, 3, "signpost_repeats_stopped_total", "route", "export", "code", "upstream_failed")
+}
+
+// TestRepeatsBehindOneAddress runs 20 agents at once behind one address,
+// none with a session header: ten send a wrong status of their own on
+// every call, nine the same wrong status as each other, and one, with a
+// credential of its own, repeats an export that always fails. No answer
+// may claim an agent did what it did not: an agent whose every value was
+// its own is never told a value was already rejected, and every answer
+// that counts repeats says it counted the address's calls. The looping
+// agent, told apart by its credential, is still told to stop.
+func TestRepeatsBehindOneAddress(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, legacyAPI())
+	sp := startSignpost(t, "testdata/repeats.yaml", up.URL)
+	type answer struct {
+		agent, call int
+		body        []byte
+		err         error
+	}
+	const agents, calls = 20, 4
+	answers := make(chan answer, agents*calls)
+	var wg sync.WaitGroup
+	for agent := range agents {
+		wg.Go(func() {
+			for call := range calls {
+				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond) // interleaved
+				var req *http.Request
+				switch {
+				case agent == 0:
+					req, _ = http.NewRequest("GET", sp.URL+"/export", nil)
+					req.Header.Set("Authorization", "Bearer agent-zero")
+				case agent <= 10:
+					req, _ = http.NewRequest("PATCH", sp.URL+"/tickets/T-1", strings.NewReader(`{"status":"mine-`+strconv.Itoa(agent)+`-`+strconv.Itoa(call)+`"}`))
+				default:
+					req, _ = http.NewRequest("PATCH", sp.URL+"/tickets/T-1", strings.NewReader(`{"status":"FINISHED"}`))
+				}
+				an := answer{agent: agent, call: call}
+				res, err := client.Do(req)
+				if err == nil {
+					an.body, err = io.ReadAll(res.Body)
+					res.Body.Close()
+				}
+				an.err = err
+				answers <- an
+			}
+		})
+	}
+	wg.Wait()
+	close(answers)
+	stopped := 0
+	for an := range answers {
+		if an.err != nil {
+			t.Fatalf("agent %d, call %d: %v", an.agent, an.call+1, an.err)
+		}
+		a := readLoopAnswer(t, an.body)
+		switch {
+		case a.Repeated > 0 && !strings.Contains(a.Message, "from this address"):
+			t.Errorf("agent %d, call %d: %q counts repeats without saying they were the address's", an.agent, an.call+1, a.Message)
+		case an.agent >= 1 && an.agent <= 10 && (a.Repeated > 0 || strings.Contains(a.Message, "already rejected")):
+			t.Errorf("agent %d sent a value of its own on call %d and was told %q", an.agent, an.call+1, a.Message)
+		case an.agent == 0 && an.call > 0 && a.Repeated > 0 && strings.Contains(a.Message, "will not succeed now"):
+			stopped++
+		}
+	}
+	if stopped != calls-1 {
+		t.Errorf("the looping agent was told to stop %d times of %d; want from its second call on", stopped, calls-1)
+	}
 }

@@ -103,8 +103,15 @@ func TestCallerID(t *testing.T) {
 		if header != "" {
 			h.Set("X-Session-Id", header)
 		}
+		remote, field, _ := strings.Cut(remote, "|") // address|Name=value
+		if k, v, ok := strings.Cut(field, "="); ok {
+			h.Set(k, v)
+		}
 		c := &Caller{Header: h, Remote: remote}
 		first := s.caller(c)
+		if c.ByAddress() != (header == "") {
+			t.Errorf("caller(%q, %q) named by its address: %v", header, remote, c.ByAddress())
+		}
 		h.Set("X-Session-Id", "changed")
 		if again := s.caller(c); again != first {
 			t.Errorf("caller(%q, %q) changed with the header after it was named", header, remote)
@@ -122,6 +129,11 @@ func TestCallerID(t *testing.T) {
 		{[2]string{"", "[::1]:5000"}, [2]string{"", "::1"}, true},
 		{[2]string{"", "pipe"}, [2]string{"", "pipe"}, true},
 		{[2]string{"127.0.0.1", "10.0.0.1:1"}, [2]string{"", "127.0.0.1:5000"}, false}, // a header is not an address
+		// Behind one address, a credential or a client of its own is a caller of its own.
+		{[2]string{"", "127.0.0.1:5000|Authorization=Bearer a"}, [2]string{"", "127.0.0.1:5000|Authorization=Bearer b"}, false},
+		{[2]string{"", "127.0.0.1:5000|User-Agent=agent-a"}, [2]string{"", "127.0.0.1:6000|User-Agent=agent-b"}, false},
+		{[2]string{"", "127.0.0.1:5000|User-Agent=agent-a"}, [2]string{"", "127.0.0.1:6000|User-Agent=agent-a"}, true},
+		{[2]string{"s-1", "127.0.0.1:5000|User-Agent=agent-a"}, [2]string{"s-1", "127.0.0.1:6000|User-Agent=agent-b"}, true},
 		// A long session id is compared whole, never dropped for the address.
 		{[2]string{strings.Repeat("s", 300) + "1", "127.0.0.1:5000"}, [2]string{strings.Repeat("s", 300) + "2", "127.0.0.1:5000"}, false},
 		{[2]string{strings.Repeat("s", 300), "127.0.0.1:5000"}, [2]string{strings.Repeat("s", 300), "10.0.0.9:7000"}, true},

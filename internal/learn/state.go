@@ -70,7 +70,19 @@ type Caller struct {
 	Remote string
 	id     callerID
 	named  bool
+	// byAddress says no caller header named it: the address did.
+	byAddress bool
 }
+
+// ByAddress reports whether c, once a State named it, was named by the
+// client's address, with its credential and User-Agent, for want of a
+// caller header: agents behind one address with the same of both are one
+// caller then, and what is said of its calls must be said of the address.
+func (c *Caller) ByAddress() bool { return c.byAddress }
+
+// addressFields tell apart the callers behind one address, where the
+// request allows: a credential of its own, a client of its own.
+var addressFields = [...]string{"Authorization", "X-Api-Key", "User-Agent"}
 
 // Rejected notes a rejection e of a request to route, sent by c, for alias
 // learning and recovery tracking.
@@ -160,8 +172,10 @@ func (s *State) Proposals(cfg *rules.Config) ([]Proposal, bool) {
 }
 
 // caller identifies who sent a request: the configured header's first
-// value, of any length, hashed whole, else the client address. Alias
-// learning, recovery tracking and repeats share it.
+// value, of any length, hashed whole, else the client address with the
+// request's credential and User-Agent. The hash is keyed with a seed of
+// the process's own. Alias learning, recovery tracking and repeats share
+// it.
 func (s *State) caller(c *Caller) callerID {
 	if c.named {
 		return c.id
@@ -178,6 +192,11 @@ func (s *State) caller(c *Caller) callerID {
 		}
 		h.WriteByte('a')
 		h.WriteString(host)
+		for _, k := range addressFields {
+			h.WriteByte(0)
+			h.WriteString(httpwire.FirstValue(c.Header[k]))
+		}
+		c.byAddress = true
 	}
 	c.id, c.named = callerID(h.Sum64()), true
 	return c.id
