@@ -320,7 +320,11 @@ func misbehaviours() []misbehaviour {
 			out = append(out, misbehaviour{
 				name: "an error body after the upstream timeout, " + route + ", " + mode, keys: 1,
 				run: func(s side, k []differential.Key) []exchangeStep {
-					return []exchangeStep{s.exchange(get("GET", k[0], "/"+route+"/mis/"+mode), k[0])}
+					// The body comes past the upstream timeout: the read waits
+					// for it, with room for a machine busy with other work.
+					raw := get("GET", k[0], "/"+route+"/mis/"+mode)
+					r := differential.Send(s.addr, []byte(raw), differential.LateBody+2*time.Second)
+					return []exchangeStep{{differential.Case{Name: "GET /" + route + "/mis/" + mode, Raw: []byte(raw)}, s.outcome(r, k[0])}}
 				},
 				check: func(t *testing.T, s side, k []differential.Key, steps []exchangeStep) {
 					wantStatuses(t, s, steps[0], 400)
