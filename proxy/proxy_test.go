@@ -192,11 +192,14 @@ type unmatchedCase struct {
 	wrapped string // the body under the wrap policy
 }
 
+// TestPassThrough: under unmatched: passthrough, an error no rule matches
+// and no declared field explains (the request's fields conform) reaches
+// the caller as the upstream sent it.
 func TestPassThrough(t *testing.T) {
 	for _, tc := range unmatchedCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newProxyWith(t, &roundTrip{status: tc.status, header: tc.hdr, body: tc.body}, rules.Passthrough)
-			w := f.do(tc.method, tc.target, `{"status":"OPEN"}`)
+			w := f.do(tc.method, tc.target, `{"status":"open"}`)
 			if w.Code != tc.status || !bytes.Equal(w.Body.Bytes(), tc.body) {
 				t.Fatalf("got %d with %d bytes; want %d with the upstream's %d bytes unchanged", w.Code, w.Body.Len(), tc.status, len(tc.body))
 			}

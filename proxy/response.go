@@ -93,6 +93,13 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	x := examine(status, res.Header)
 	up := &x.upstream
 	if !concerned && policy == rules.Passthrough {
+		if rewrite.Unexplained(route, up, &ex.req, p.cfg.Limits) != nil {
+			// The declared checks explain it: their answer, not the
+			// upstream's words, which may name a hidden value.
+			res.Body.Close()
+			p.explained(res, ex, x)
+			return nil
+		}
 		p.unmatched(ex, name, up, "passed through")
 		return nil
 	}
@@ -274,6 +281,12 @@ func (p *Proxy) bodyWait(ex *exchange) time.Duration {
 func (p *Proxy) answerUnmatched(res *http.Response, ex *exchange, name string, x *examination, policy rules.Policy, raw []byte, why string) error {
 	up := &x.upstream
 	if policy == rules.Passthrough {
+		if up.Body == nil {
+			up.Body = &rules.Body{Raw: raw}
+		}
+		if p.explained(res, ex, x) {
+			return nil
+		}
 		res.Body = x.charge.KeepUntilClosed(newBytesBody(raw))
 		p.unmatched(ex, name, up, why+", passed through")
 		return nil

@@ -214,3 +214,56 @@ func TestSignpostsOwnFailuresOnAGet(t *testing.T) {
 		})
 	}
 }
+
+// TestPassthroughNeverRelaysAHiddenValue: under unmatched: passthrough, an
+// error the declared checks explain is answered with the field's fault, as
+// before mode answers it, not relayed: the upstream's words may name a
+// value the rule file hides. Whether a rule concerns the status or not.
+func TestPassthroughNeverRelaysAHiddenValue(t *testing.T) {
+	cfg, err := rules.Parse("languages.yaml", []byte(`
+upstream: http://upstream.test
+unmatched: passthrough
+routes:
+  translate:
+    method: POST
+    path: /translate
+    fields:
+      language: {enum: [en, de, fr, ja], hidden: [beta]}
+    errors:
+      - match: {status: 409}
+        code: busy
+        message: the translator is busy
+  translate_concerned:
+    method: POST
+    path: /translate-concerned
+    fields:
+      language: {enum: [en, de, fr, ja], hidden: [beta]}
+    errors:
+      - match: {status: 400, json: error, equals: Quota exceeded}
+        code: over_quota
+        message: the quota is spent
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const upstream = `{"error":"Unsupported language. Allowed: en, de, fr, ja, beta"}`
+	for _, target := range []string{"/translate", "/translate-concerned"} {
+		p, err := New(cfg, Options{Transport: &roundTrip{status: 400, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(upstream)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", target, strings.NewReader(`{"language":"xx"}`)))
+		want := `{"error":"invalid_language","field":"language","message":"must be one of: en, de, fr, ja","received":"xx","retryable":false}`
+		if got := w.Body.String(); got != want || strings.Contains(got, "beta") {
+			t.Errorf("POST %s answered %d\n got: %s\nwant: %s", target, w.Code, got, want)
+		}
+		// A conforming request: nothing explains the error but the upstream.
+		w = httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest("POST", target, strings.NewReader(`{"language":"de"}`)))
+		if got := w.Body.String(); got != upstream {
+			t.Errorf("POST %s with a language allowed: %s; want the upstream's body passed through", target, got)
+		}
+	}
+}

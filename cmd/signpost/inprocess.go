@@ -120,6 +120,11 @@ func inProcessRepeated(cfg *rules.Config, newRequest func() (*http.Request, erro
 		if err != nil {
 			return nil, err
 		}
+		// The calls are one agent's, as a session header says, unless
+		// the case names a caller of its own.
+		if h := cfg.Learn.CallerHeader; h != "" && req.Header.Get(h) == "" {
+			req.Header.Set(h, "signpost-simulated-agent")
+		}
 		w = httptest.NewRecorder()
 		p.ServeHTTP(w, req)
 	}
