@@ -75,13 +75,14 @@ type secretPattern struct {
 }
 
 // masked replaces a secret's value in a log line. It holds no quote or
-// backslash, so a masked JSON text stays JSON.
+// backslash, so that it stands in a JSON string as it is.
 const masked = "[masked]"
 
 // secretPatterns are the secrets an upstream error or an echoed value may
 // carry: cloud and service keys, bearer and basic credentials, passwords
 // in URLs, JSON web tokens, private keys, and the value of any key or
-// field named like a credential.
+// field named like a credential, its quotes escaped or not, as in a JSON
+// text quoted in a string.
 var secretPatterns = []secretPattern{
 	{[]string{"-----begin"}, regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]*PRIVATE KEY-----|$)`), "[masked private key]"},
 	{[]string{"akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"}, regexp.MustCompile(`\b(AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{12,}`), "${1}" + masked},
@@ -91,7 +92,7 @@ var secretPatterns = []secretPattern{
 	{[]string{"bearer", "basic", "digest", "negotiate"}, regexp.MustCompile(`(?i)\b(bearer|basic|digest|negotiate)(\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}${2}" + masked},
 	{[]string{"://"}, regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@"\\]*):[^\s@/"\\]+@`), "${1}:" + masked + "@"},
 	{[]string{"pass", "pwd", "secret", "token", "key", "auth", "session", "cookie", "credential", "signature"},
-		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*` + credentialWord + `[A-Za-z0-9_-]*)(["']?[ \t]*[:=][ \t]*["']?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
+		regexp.MustCompile(`(?i)\b([A-Za-z0-9_-]*` + credentialWord + `[A-Za-z0-9_-]*)((?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?)([^\s"'&,;{}\[\]\\]+)`), "${1}${2}" + masked},
 }
 
 // credentialWord is what a key, header or field named like a credential
@@ -140,11 +141,26 @@ func Credential(v string) string {
 	return masked
 }
 
-// String masks the secrets in s, for a log line.
+// String masks the secrets in s, for a log line. A JSON text is masked
+// value by value and stays JSON, a JSON text quoted in one of its strings
+// too (see maskJSON); any other text where the patterns match.
 func String(s string) string {
+	return mask(s, 0)
+}
+
+// mask is String for a text held depth arrays, objects and strings deep.
+func mask(s string, depth int) string {
 	if !anyTrigger(s) {
 		return s // most texts: no expression runs, nothing is allocated
 	}
+	if m, ok := maskJSON(s, depth); ok {
+		return m
+	}
+	return patterns(s)
+}
+
+// patterns masks s where the secret patterns match.
+func patterns(s string) string {
 	var lower string
 	for _, p := range secretPatterns {
 		if lower == "" {
@@ -214,7 +230,8 @@ const clipWindow = 512
 
 // Clip returns b masked and cut to maxLogged bytes, marked when
 // cut. The text after the window's last separator is dropped first, so no
-// part of a secret the window cut in two is logged.
+// part of a secret the window cut in two is logged. A JSON body that is not
+// cut stays JSON.
 func Clip(b []byte) string {
 	if len(b) <= maxLogged {
 		return String(string(b))

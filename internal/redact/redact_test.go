@@ -47,6 +47,92 @@ func TestRedactJSONStaysJSON(t *testing.T) {
 	}
 }
 
+// TestRedactEmbeddedJSON masks the secrets of a JSON text quoted inside a
+// JSON string, at one level and deeper, and keeps the text JSON.
+func TestRedactEmbeddedJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"error":"bad request","request":"{\"password\":\"hunter2\",\"token\":\"abc\"}"}`,
+			`{"error":"bad request","request":"{\"password\":\"[masked]\",\"token\":\"[masked]\"}"}`},
+		{`{"e":"{\"r\":\"{\\\"password\\\":\\\"hunter2\\\"}\"}"}`,
+			`{"e":"{\"r\":\"{\\\"password\\\":\\\"[masked]\\\"}\"}"}`},
+		{`["{\"api_key\": \"hunter2\"}", 1]`, `["{\"api_key\": \"[masked]\"}", 1]`},
+		{`"{\"password\":\"hunter2\"}"`, `"{\"password\":\"[masked]\"}"`},
+		{`{"error":"rejected {\"password\":\"hunter2\"} as sent"}`, `{"error":"rejected {\"password\":\"[masked]\"} as sent"}`},
+		{`{"request":"{\"user\":\"ada\",\"note\":\"caf\u00e9 \\\\ ok\"}","token":"x"}`,
+			`{"request":"{\"user\":\"ada\",\"note\":\"caf\u00e9 \\\\ ok\"}","token":"[masked]"}`},
+	} {
+		got := String(tc.in)
+		if got != tc.want {
+			t.Errorf("String(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+		if strings.Contains(got, "hunter2") || !json.Valid([]byte(got)) {
+			t.Errorf("String(%s) = %s: want valid JSON without the secret", tc.in, got)
+		}
+		if clipped := Clip([]byte(tc.in)); clipped != got {
+			t.Errorf("Clip(%s) = %s; want %s, as String masks it", tc.in, clipped, got)
+		}
+	}
+}
+
+// TestRedactJSONValues masks the whole value of a key named like a
+// credential, whatever its type, and keeps the text JSON: each string and
+// number in it becomes "[masked]"; null, true and false, which hold no
+// secret, stay.
+func TestRedactJSONValues(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"password":null}`, `{"password":null}`},
+		{`{"password": null, "user": "ada"}`, `{"password": null, "user": "ada"}`},
+		{`{"token":12345,"remember":true}`, `{"token":"[masked]","remember":true}`},
+		{`{"pin_token":-1.5e3,"api_key":false}`, `{"pin_token":"[masked]","api_key":false}`},
+		{`{"password":"correct horse battery staple"}`, `{"password":"[masked]"}`},
+		{`{"password":"a,b\"c d"}`, `{"password":"[masked]"}`},
+		{`{"password":""}`, `{"password":""}`},
+		{`{"Authorization":"Bearer sk_live_0123456789abcdef"}`, `{"Authorization":"Bearer [masked]"}`},
+		{`{"api_keys":["k1",2,null,{"name":"ci"}]}`, `{"api_keys":["[masked]","[masked]",null,{"name":"[masked]"}]}`},
+		{`{"token":{"access":"a1","refresh":"r1","expires_in":3600},"user":"ada"}`,
+			`{"token":{"access":"[masked]","refresh":"[masked]","expires_in":"[masked]"},"user":"ada"}`},
+		{`{"user":{"name":"ada","password":"hunter2"}}`, `{"user":{"name":"ada","password":"[masked]"}}`},
+		{`{"error":"token=hunter2 expired","n":[1,{"secret":"s"}]}`, `{"error":"token=[masked] expired","n":[1,{"secret":"[masked]"}]}`},
+		{`{"ghp_0123456789abcdefghij":1}`, `{"ghp_[masked]":1}`},
+		{`{"error":"token expired","\u0070assword":"hunter2"}`, `{"error":"token expired","\u0070assword":"[masked]"}`},
+		// Not JSON: the patterns mask it.
+		{`{"password":"x"} trailing`, `{"password":"[masked]"} trailing`},
+		{`{"password":null`, `{"password":[masked]`},
+	} {
+		got := String(tc.in)
+		if got != tc.want {
+			t.Errorf("String(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+		if json.Valid([]byte(tc.in)) && !json.Valid([]byte(got)) {
+			t.Errorf("String(%s) = %s: JSON no longer", tc.in, got)
+		}
+	}
+	if got, ok := JSON([]byte(`{"password":null,"token":"abc"}`)).(json.RawMessage); !ok || string(got) != `{"password":null,"token":"[masked]"}` {
+		t.Errorf("JSON of a null password = %s (%T); want the JSON with the token masked", got, got)
+	}
+}
+
+// TestRedactEscapedText masks a secret quoted with escaped quotes in a
+// text that is not JSON, such as a JSON body cut for the log.
+func TestRedactEscapedText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`error: {\"password\":\"hunter2\"}`, `error: {\"password\":\"[masked]\"}`},
+		{`{"r":"{\\\"token\\\": \\\"hunter2\\\"`, `{"r":"{\\\"token\\\": \\\"[masked]\\\"`},
+	} {
+		if got := String(tc.in); got != tc.want {
+			t.Errorf("String(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+	body := `{"error":"bad request","request":"{\"note\":\"` + strings.Repeat("x", maxLogged) + `\",\"password\":\"hunter2\"}"}`
+	if got := Clip([]byte(body)); strings.Contains(got, "hunter") {
+		t.Errorf("Clip of a long body with an embedded password: …%s", got[max(0, len(got)-80):])
+	}
+	body = `{"request":"{\"password\":\"hunter2\"}","pad":"` + strings.Repeat("y", 3*maxLogged) + `"}`
+	if got := Clip([]byte(body)); !strings.HasPrefix(got, `{"request":"{\"password\":\"[masked]\"}"`) {
+		t.Errorf("Clip of a long body = %.80s…; want the embedded password masked", got)
+	}
+}
+
 // plainTrigger is anyTrigger's reference: each pattern's triggers looked
 // for in the lower-cased text.
 func plainTrigger(s string) bool {
@@ -69,7 +155,8 @@ func plainTrigger(s string) bool {
 func FuzzAnyTrigger(f *testing.F) {
 	for _, s := range []string{"", "Invalid status", "no such ticket", "AKIAIOSFODNN7EXAMPLE", "x-api-KEY", "Bearer abc",
 		"-----BEGIN RSA PRIVATE KEY-----", "https://u:p@h", "ghp", "ghp_", "passwor", "PASS", "ak", "a", "kelvin \u212a", "caf\u00e9",
-		"eyJhbGciOi", "ey", "xo", "xOx", "session", "credentia", "a://", ":/", "sk_live", "sk_live_", "ke", "ey j", "@UTH", "`uth"} {
+		"eyJhbGciOi", "ey", "xo", "xOx", "session", "credentia", "a://", ":/", "sk_live", "sk_live_", "ke", "ey j", "@UTH", "`uth",
+		`{"request":"{\"password\":\"hunter2\"}"}`, `{\\\"pass\\\":null}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
