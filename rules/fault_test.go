@@ -117,6 +117,17 @@ func TestCapturedValue(t *testing.T) {
 		{"urgent", "false", absent, `false`},
 		{"title", "44", absent, `"44"`},
 		{"title", "44", `44`, `44`},
+		// An array or object keeps its type however the upstream printed it.
+		{"title", "[GB]", `["GB"]`, `["GB"]`},
+		{"title", `["GB", "US"]`, `["GB","US"]`, `["GB","US"]`},
+		{"title", "GB,US", `["GB","US"]`, `["GB","US"]`},
+		{"title", "map[a:1]", `{"a":1}`, `{"a":1}`},
+		{"title", "XX", `["GB","XX"]`, `"XX"`}, // the element named
+		{"title", "[GB FR]", `["GB","US"]`, `"[GB FR]"`},
+		// A field not sent, that the upstream printed as nothing, was not received.
+		{"title", "<nil>", absent, ``},
+		{"title", "None", absent, ``},
+		{"title", "<nil>", `"<nil>"`, `"<nil>"`}, // unless that was what was sent
 	} {
 		f := r.Field(tc.field)
 		var sent gjson.Result

@@ -155,8 +155,12 @@ func (e *ErrorRule) Captured(body *Body) (string, bool) {
 // CapturedValue is text captured from an upstream's body as the JSON value
 // it stands for, so that an echo keeps the type the request sent: sent,
 // the request's own value, when its text is the capture (44 stays 44, "44"
-// stays "44"); else, for a numeric or boolean field, a capture that reads
-// as such a JSON value; else the text.
+// stays "44"), or an array or object the capture writes another way
+// (["GB"] that the upstream printed as [GB]), or the element of one that
+// the capture names; else, for a numeric or boolean field, a capture that
+// reads as such a JSON value; else the text. A capture that only says
+// nothing was there (<nil>, null, None), for a field not sent, is no
+// value: nothing was received.
 func CapturedValue(f *Field, s string, sent gjson.Result) gjson.Result {
 	switch sent.Type {
 	case gjson.String:
@@ -167,6 +171,16 @@ func CapturedValue(f *Field, s string, sent gjson.Result) gjson.Result {
 		if sent.Raw == s {
 			return sent
 		}
+	case gjson.JSON:
+		if sent.Raw == s || sameWords(s, sent) {
+			return sent
+		}
+		if v, ok := elementNamed(sent, s); ok {
+			return v
+		}
+	}
+	if !sent.Exists() && nothing(s) {
+		return gjson.Result{}
 	}
 	if f != nil && f.Format != nil && f.Format.Kind != gjson.String && s == strings.TrimSpace(s) && gjson.Valid(s) {
 		if v := gjson.Parse(s); v.Type == f.Format.Kind || f.Format.Kind == gjson.True && v.Type == gjson.False {
@@ -174,6 +188,69 @@ func CapturedValue(f *Field, s string, sent gjson.Result) gjson.Result {
 		}
 	}
 	return Text(s)
+}
+
+// nothing reports whether a capture only says no value was there, as
+// languages print one.
+func nothing(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "<nil>", "nil", "null", "None", "undefined", "NULL", "":
+		return true
+	}
+	return false
+}
+
+// sameWords reports whether s writes the scalars of the array or object v
+// in order, however the upstream printed them: [GB US], ["GB", "US"],
+// GB,US, map[a:1].
+func sameWords(s string, v gjson.Result) bool {
+	var want []string
+	var walk func(gjson.Result)
+	walk = func(r gjson.Result) {
+		if r.IsArray() || r.IsObject() {
+			r.ForEach(func(k, e gjson.Result) bool {
+				if r.IsObject() {
+					want = append(want, k.String())
+				}
+				walk(e)
+				return true
+			})
+			return
+		}
+		want = append(want, r.String())
+	}
+	walk(v)
+	got := strings.FieldsFunc(s, func(r rune) bool {
+		return strings.ContainsRune(` ,;:[]{}()"'`, r)
+	})
+	if len(got) > 0 && got[0] == "map" && v.IsObject() {
+		got = got[1:] // Go's map[a:1]
+	}
+	if len(got) != len(want) || len(got) == 0 {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// elementNamed returns the element of the array v whose text is s.
+func elementNamed(v gjson.Result, s string) (gjson.Result, bool) {
+	if !v.IsArray() {
+		return gjson.Result{}, false
+	}
+	var found gjson.Result
+	v.ForEach(func(_, e gjson.Result) bool {
+		if e.String() == s && (e.Type == gjson.String || e.Raw == s) {
+			found = e
+			return false
+		}
+		return true
+	})
+	return found, found.Exists()
 }
 
 func capture(re *regexp.Regexp, b []byte) (string, bool) {
