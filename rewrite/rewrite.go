@@ -351,7 +351,11 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 		return e
 	}
 	e.setMatched(rule, up, req, lim.Received)
-	if route.Validate != rules.ValidateAfter || rule.Field == nil || up.Status >= 500 || req == nil {
+	if route.Validate != rules.ValidateAfter || up.Status >= 500 || req == nil {
+		return e
+	}
+	if rule.Field == nil {
+		e.withFaults(route, req, lim)
 		return e
 	}
 	f := rule.Field
@@ -369,6 +373,26 @@ func (e *Error) SetMatch(route *rules.Route, rule *rules.ErrorRule, up *Upstream
 	b := Batch(up.Status, validate(route, req, lim.Received, own), lim.Errors)
 	b.NextCall = e.NextCall
 	return b
+}
+
+// withFaults lists with e, the answer of a rule that names no field (an
+// unauthorized call, say), the faults of route's declared fields in req:
+// the rule's answer alone would hide them, and the call corrected for it
+// would fail again on them. Each message is stated once, as Batch states
+// them.
+func (e *Error) withFaults(route *rules.Route, req *Request, lim rules.Limits) {
+	faults := Validate(route, req, lim.Received)
+	if len(faults) == 0 {
+		return
+	}
+	max := lim.Errors
+	if max <= 0 {
+		max = DefaultMaxErrors
+	}
+	e.Errors, e.Unlisted = faults, nil
+	if len(faults) > max || repeats(faults) {
+		e.Errors, e.Unlisted = stateOnce(faults, max)
+	}
 }
 
 // matchedBodyFault is BodyFault for an upstream error that rule matched to

@@ -76,7 +76,7 @@ func TestCredentialsNeverEchoed(t *testing.T) {
 			want: `{"error":"bad_key","field":"api_key","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"[masked]","retryable":false}`},
 		{name: "Authorization in a next call's arguments", method: "GET", target: "/me",
 			header: http.Header{"Authorization": {stripe}}, status: 403, upstream: `{}`,
-			want: `{"error":"forbidden","message":"this token may not read profiles; call sign_in first","next_call":{"call":"sign_in","arguments":{"token":"Bearer [masked]"}},"retryable":false}`},
+			want: `{"error":"forbidden","message":"this token may not read profiles; call sign_in first","errors":[{"field":"token","code":"invalid_token","message":"must match the pattern ^Bearer [a-z]+$, e.g. Bearer abc","received":"Bearer [masked]"}],"next_call":{"call":"sign_in","arguments":{"token":"Bearer [masked]"}},"retryable":false}`},
 		{name: "a key in a query value, cut after masking", method: "GET", target: "/me?note=key+AKIAIOSFODNN7EXAMPLE+is+mine+and+this+note+runs+on+past+the+cut+of+sixty+four+characters",
 			status: 400, upstream: `{"error":"Bad note"}`,
 			want: `{"error":"bad_note","field":"note","message":"must match the pattern ^[a-z]+$, e.g. abc","received":"key AKIA[masked] is mine and this note runs on past the cut of s…[+20 chars]","retryable":false}`},
