@@ -32,6 +32,14 @@ func TestNoRouteNamesThePathsRoutes(t *testing.T) {
 		{"405 on an undeclared path", rules.FormatJSON, "DELETE", "/users/U-1", 405, "GET",
 			`{"error":"upstream_rejected","message":"no declared route takes this method on this path (405 Method Not Allowed); the upstream allows GET","retryable":false}`},
 		{"404 on an undeclared path", rules.FormatJSON, "GET", "/users/U-1", 404, "", rejectedBody(404, "")},
+		{"404 with a trailing slash", rules.FormatJSON, "GET", "/tickets/T-1/", 404, "",
+			`{"error":"upstream_rejected","message":"no declared route takes this path (404 Not Found); the route it most likely means is GET /tickets/{ticket_id}, get_ticket","retryable":false}`},
+		{"404 on a path that names a route", rules.FormatJSON, "POST", "/update_ticket", 404, "",
+			`{"error":"upstream_rejected","message":"no declared route takes this path (404 Not Found); the route it most likely means is PATCH /tickets/{ticket_id}, update_ticket","retryable":false}`},
+		{"404 a slip from a template", rules.FormatJSON, "GET", "/ticket/T-1", 404, "",
+			`{"error":"upstream_rejected","message":"no declared route takes this path (404 Not Found); the route it most likely means is GET /tickets/{ticket_id}, get_ticket","retryable":false}`},
+		{"404 a path in another case", rules.FormatJSON, "PATCH", "/Tickets/T-1", 404, "",
+			`{"error":"upstream_rejected","message":"no declared route takes this path (404 Not Found); the route it most likely means is PATCH /tickets/{ticket_id}, update_ticket","retryable":false}`},
 		{"400 on a declared path", rules.FormatJSON, "DELETE", "/tickets/T-1", 400, "", rejectedBody(400, "")},
 	}
 	for _, tc := range cases {
