@@ -63,7 +63,13 @@ func fault(f *rules.Field, req *Request, v gjson.Result) (msg string, flat gjson
 			return msg, flat
 		}
 	}
-	return f.Fault(v), flat
+	msg = f.Fault(v)
+	if v.Type == gjson.String {
+		if note := lookalikeNote(v.Str); note != "" {
+			msg += "; " + note
+		}
+	}
+	return msg, flat
 }
 
 // FieldCode is the code a fault of field f carries: that of the route's
