@@ -24,7 +24,7 @@ func TestDeclaredChecksThroughThePipeline(t *testing.T) {
 	const eventRule = `is required; must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z`
 	var events strings.Builder
 	events.WriteString(`{"field":"e01","code":"invalid_e01","message":"` + eventRule + `"}`)
-	for _, n := range []string{"02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"} {
+	for _, n := range []string{"02", "03", "04", "05", "06", "07", "08", "09", "10"} { // limits.errors: 10 listed
 		events.WriteString(`,{"field":"e` + n + `","code":"invalid_e` + n + `","same_as":"e01"}`)
 	}
 	for _, tc := range []struct {
@@ -56,8 +56,8 @@ func TestDeclaredChecksThroughThePipeline(t *testing.T) {
 			rejected: [2]string{"invalid_title", "title"}},
 		{name: "no rule for 400, a number for a uuid", method: "POST", target: "/users", body: `{"user_id":42,"role":"admin"}`,
 			status: 400, upstream: `{"error":"bad request"}`, afterStatus: 400,
-			after:    `{"error":"invalid_user_id","field":"user_id","message":"must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
-			before:   `{"error":"invalid_user_id","field":"user_id","message":"must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
+			after:    `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
+			before:   `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
 			rejected: [2]string{"invalid_user_id", "user_id"}},
 		{name: "no rule for 400, a form-encoded body", method: "POST", target: "/users", body: `user_id=42&role=admin`,
 			status: 400, upstream: `{"error":"bad request"}`, afterStatus: 400,
@@ -66,8 +66,8 @@ func TestDeclaredChecksThroughThePipeline(t *testing.T) {
 			rejected: [2]string{"invalid_json_body", ""}},
 		{name: "twelve fields missing, one rule", method: "POST", target: "/events", body: `{}`,
 			status: 422, upstream: `{"error":"bad"}`, afterStatus: 422,
-			after:    `{"error":"validation_failed","message":"12 fields are invalid; fix each one listed, then repeat the call.","errors":[` + events.String() + `],"retryable":false}`,
-			before:   `{"error":"validation_failed","message":"12 fields are invalid; fix each one listed, then repeat the call.","errors":[` + events.String() + `],"retryable":false}`,
+			after:    `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` + events.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
+			before:   `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` + events.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
 			rejected: [2]string{"invalid_e12", "e12"}},
 	} {
 		for _, mode := range []rules.Mode{rules.ValidateAfter, rules.ValidateBefore} {

@@ -44,11 +44,11 @@ func TestBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// events lists the entries of e<first> to e12 left out: the first
+	// events lists the entries of e<first> to e<last> left out: the first
 	// states the rule, the others refer to it.
-	events := func(first int) string {
+	events := func(first, last int) string {
 		var b strings.Builder
-		for i := first; i <= 12; i++ {
+		for i := first; i <= last; i++ {
 			n := fmt.Sprintf("e%02d", i)
 			if i == first {
 				b.WriteString(`{"field":"` + n + `","code":"invalid_` + n + `","message":"` + eventRule + `"}`)
@@ -106,11 +106,11 @@ func TestBatch(t *testing.T) {
 
 		// An error no rule explains, on a route with declared fields.
 		{name: "unexplained 400 with a field at fault", method: "POST", target: "/users", body: `{"user_id":42,"role":"admin"}`, status: 400, upstream: `{"error":"bad request"}`, wantStatus: 400,
-			want: `{"error":"invalid_user_id","field":"user_id","message":"` + uuidRule + `","received":42,"retryable":false}`},
+			want: `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; ` + uuidRule + `","received":42,"retryable":false}`},
 		{name: "unexplained 422 with two fields at fault", modes: []rules.Mode{rules.ValidateAfter},
 			method: "POST", target: "/users", body: `{"user_id":42,"role":"owner"}`, status: 422, upstream: `{"error":"bad request"}`, wantStatus: 422,
 			want: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-				`{"field":"user_id","code":"invalid_user_id","message":"` + uuidRule + `","received":42},` +
+				`{"field":"user_id","code":"invalid_user_id","message":"must be a JSON string, not a number; ` + uuidRule + `","received":42},` +
 				`{"field":"role","code":"invalid_role","message":"must be one of: admin, member","received":"owner"}],"retryable":false}`},
 		{name: "unexplained 400 with every field well formed", method: "POST", target: "/users", body: `{"user_id":"3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","role":"admin"}`, status: 400, upstream: `{"error":"bad request"}`, wantStatus: 400,
 			want: `{"error":"upstream_rejected","message":"the upstream rejected the call (400 Bad Request) for a reason signpost has no rule for","upstream_message":"bad request","retryable":false}`},
@@ -127,14 +127,18 @@ func TestBatch(t *testing.T) {
 			method: "POST", target: "/users", body: `[42]`, status: 400, upstream: `{}`, wantStatus: 400,
 			want: `{"error":"invalid_json_body","message":"the request body is a JSON array; send one JSON object with the fields user_id, role","retryable":false}`},
 
-		// Every faulty field named, each rule stated once.
-		{name: "twelve fields, one rule", method: "POST", target: "/events", body: `{"room":"R-1"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
-			want: `{"error":"validation_failed","message":"12 fields are invalid; fix each one listed, then repeat the call.","errors":[` + events(1) + `],"retryable":false}`},
-		{name: "past the cap, the rest named", errors: 2, method: "POST", target: "/events", body: `{"e01":"soon","room":"r12"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
-			want: `{"error":"validation_failed","message":"13 fields are invalid, 12 listed here with their rules and 1 more named in unlisted; fix them all, then repeat the call.","errors":[` +
+		// Every faulty field named, each rule stated once, at most
+		// limits.errors entries listed (10 by default), the rest named.
+		{name: "ten fields, one rule", method: "POST", target: "/events", body: `{"room":"R-1","e11":"2026-11-30T17:00:00Z","e12":"2026-11-30T17:00:00Z"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
+			want: `{"error":"validation_failed","message":"10 fields are invalid; fix each one listed, then repeat the call.","errors":[` + events(1, 10) + `],"retryable":false}`},
+		{name: "twelve fields, one rule, past the cap", method: "POST", target: "/events", body: `{"room":"R-1"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
+			want: `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` +
+				events(1, 10) + `],"unlisted":["e11","e12"],"retryable":false}`},
+		{name: "past a cap of 2, the rest named", errors: 2, method: "POST", target: "/events", body: `{"e01":"soon","room":"r12"}`, status: 400, upstream: `{"error":"bad"}`, wantStatus: 400,
+			want: `{"error":"validation_failed","message":"13 fields are invalid, 2 listed here with their rules and 11 more named in unlisted; fix them all, then repeat the call.","errors":[` +
 				`{"field":"e01","code":"invalid_e01","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"soon"},` +
-				events(2) +
-				`],"unlisted":["room"],"retryable":false}`},
+				events(2, 2) +
+				`],"unlisted":["e03","e04","e05","e06","e07","e08","e09","e10","e11","e12","room"],"retryable":false}`},
 	} {
 		modes := tc.modes
 		if len(modes) == 0 {

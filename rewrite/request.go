@@ -129,3 +129,21 @@ func (r *Request) flat(f *rules.Field) gjson.Result {
 	}
 	return gjson.Result{}
 }
+
+// inBody returns the value of a header, query or path field f that the
+// request sent in its JSON body instead, at the top level under the
+// field's key or name, in any case: Authorization sent as a body member.
+func (r *Request) inBody(f *rules.Field) gjson.Result {
+	if f.In == rules.InBody || r.Value(f).Exists() || !r.bodyObject() {
+		return gjson.Result{}
+	}
+	var found gjson.Result
+	gjson.Parse(r.text).ForEach(func(k, v gjson.Result) bool {
+		if strings.EqualFold(k.Str, f.Key) || strings.EqualFold(k.Str, f.Name) {
+			found = v
+			return false
+		}
+		return true
+	})
+	return found
+}

@@ -62,6 +62,13 @@ func fault(f *rules.Field, req *Request, v gjson.Result) (msg string, flat gjson
 			}
 			return msg, flat
 		}
+		if flat = req.inBody(f); flat.Exists() {
+			msg = "belongs in " + place(f) + ", not in the body"
+			if f.Rule != "is required" {
+				msg += "; " + f.Rule
+			}
+			return msg, flat
+		}
 	}
 	msg = f.Fault(v)
 	if v.Type == gjson.String {
@@ -70,6 +77,17 @@ func fault(f *rules.Field, req *Request, v gjson.Result) (msg string, flat gjson
 		}
 	}
 	return msg, flat
+}
+
+// place names where a field outside the body is sent.
+func place(f *rules.Field) string {
+	switch f.In {
+	case rules.InHeader:
+		return "the " + f.Key + " header"
+	case rules.InQuery:
+		return "the query parameter " + f.Key
+	}
+	return "the path"
 }
 
 // FieldCode is the code a fault of field f carries: that of the route's
@@ -90,8 +108,9 @@ func FieldCode(route *rules.Route, f *rules.Field) string {
 // single-error shape for one fault, validation_failed for more, and nil for
 // none. Every faulty field is named and each message stated once: a fault
 // whose message an earlier entry states refers to it (same_as); at most max
-// entries (zero means DefaultMaxErrors) state a message, and the faults
-// past them are named in unlisted.
+// entries (zero means DefaultMaxErrors) are listed, and the faults past
+// them are named in unlisted, so that a body stays small however many
+// fields are at fault.
 func Batch(status int, faults []Entry, max int) *Error {
 	switch len(faults) {
 	case 0:
@@ -128,27 +147,47 @@ func repeats(faults []Entry) bool {
 	return false
 }
 
-// stateOnce lists faults in order, each message stated by the first entry
-// that has it and referred to by the later ones; past max messages stated,
-// a fault with a new message is left unlisted.
+// stateOnce lists at most max faults, in order, each message stated by the
+// first entry that has it and referred to by the later ones (same_as): the
+// entries that state a message first, up to max, then those that refer to
+// a listed one while room is left. The other faults are left unlisted.
 func stateOnce(faults []Entry, max int) (listed, unlisted []Entry) {
-	listed = make([]Entry, 0, len(faults))
-	stated := 0
-next:
-	for _, f := range faults {
-		for _, l := range listed {
-			if l.SameAs == "" && l.Message == f.Message {
-				f.SameAs = l.Field
-				listed = append(listed, f)
-				continue next
+	stater := make([]int, len(faults)) // the index of the fault stating each one's message
+	states := 0
+	for i, f := range faults {
+		stater[i] = i
+		for j := range i {
+			if stater[j] == j && faults[j].Message == f.Message {
+				stater[i] = j
+				break
 			}
 		}
-		if stated == max {
+		if stater[i] == i && states < max {
+			states++
+		}
+	}
+	keep := make([]bool, len(faults))
+	room, stated := max, 0
+	for i := range faults {
+		if stater[i] == i && stated < states {
+			keep[i], stated, room = true, stated+1, room-1
+		}
+	}
+	for i := range faults {
+		if stater[i] != i && keep[stater[i]] && room > 0 {
+			keep[i], room = true, room-1
+		}
+	}
+	listed = make([]Entry, 0, min(len(faults), max))
+	for i, f := range faults {
+		if !keep[i] {
 			unlisted = append(unlisted, f)
 			continue
 		}
 		f.SameAs = ""
-		stated++
+		if stater[i] != i {
+			f.SameAs = faults[stater[i]].Field
+		}
 		listed = append(listed, f)
 	}
 	return listed, unlisted

@@ -411,6 +411,10 @@ func (f *Field) Fault(v gjson.Result) string {
 	}
 	switch {
 	case f.Format == nil:
+	case strings.HasPrefix(f.Format.Name, "rfc3339") && strings.ContainsAny(s, "tz") && f.Format.valid(strings.ToUpper(s)):
+		// RFC 3339 allows t and z; the checks, as most parsers, take
+		// the upper case the examples write.
+		return "must be " + f.Format.Noun + ", with T and Z written in upper case, e.g. " + f.Example
 	case f.Format.Name == "rfc3339-utc" && withOffset(s):
 		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 			if _, off := t.Zone(); off == 0 {
@@ -428,15 +432,17 @@ func (f *Field) Fault(v gjson.Result) string {
 
 // wrongType reports whether body value v has a JSON type the field does
 // not take, where the rule alone would not say so: always for a number or
-// boolean (a string "30" seems to meet "an integer from 1 to 120"), and for
-// a string when the value's text would pass (1 for an enum of "1", "2");
-// "must be one of: p1, p2, p3" says enough for 7.
+// boolean (a string "30" seems to meet "an integer from 1 to 120"); for a
+// pattern or a format of text, which a number corrected to meet it would
+// break again as a number (1042 for ^C-[0-9]+$); and for any string field
+// when the value's text would pass (1 for an enum of "1", "2"). "must be
+// one of: p1, p2, p3" says enough for 7.
 func (f *Field) wrongType(v gjson.Result) bool {
 	want := f.jsonType()
 	if want == "" || f.In != InBody || want == jsonKind(v) {
 		return false
 	}
-	if want != "string" {
+	if want != "string" || f.Pattern != nil || f.Format != nil {
 		return true
 	}
 	return f.MaxLength == 0 && f.MinLength == 0 && f.Check(Text(v.Raw))
