@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -39,8 +40,8 @@ func TestFormatRFC3339(t *testing.T) {
 	if f.Rule != "must be an RFC 3339 timestamp with its offset, e.g. 2026-03-11T10:14:02+01:00" {
 		t.Errorf("Rule = %q", f.Rule)
 	}
-	if p := cfg.Routes[0].InputSchema().Properties[0]; p.Format != "date-time" || p.Pattern != "" {
-		t.Errorf("schema: format %q, pattern %q; want date-time, which is RFC 3339 with any offset", p.Format, p.Pattern)
+	if p := cfg.Routes[0].InputSchema().Properties[0]; p.Format != "date-time" || !regexp.MustCompile(p.Pattern).MatchString(f.Example) {
+		t.Errorf("schema: format %q, pattern %q; want date-time, which is RFC 3339 with any offset, and a pattern that takes %s", p.Format, p.Pattern, f.Example)
 	}
 	if rules.FormatNamed("rfc3339") == nil {
 		t.Error("no format rfc3339")

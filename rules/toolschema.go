@@ -20,10 +20,14 @@ import (
 // deliberate exceptions, each stricter than the proxy and none more
 // lenient:
 //   - hidden values are accepted by the proxy but never exported;
-//   - an optional argument is omitted, not sent as null (the proxy reads
-//     null as absent);
 //   - a query, path or header argument has its natural JSON type (integer
-//     for format: integer), where the proxy takes the same value as text.
+//     for format: integer), where the proxy takes the same value as text;
+//   - a format's pattern leaves out what no regex of sensible size states:
+//     an rfc3339 leap second at an offset other than zero, and an email
+//     address at an IPv6 domain literal (see formatPatterns).
+//
+// An optional argument may be null, which the proxy reads as absent; a
+// required one may not.
 //
 // Integers agree: format: integer takes 5.0 and 1e3 as "type": "integer"
 // does. One gap remains that JSON Schema cannot state: an integer beyond
@@ -65,32 +69,89 @@ type Schema struct {
 	Required []string
 }
 
-// Property is the JSON Schema of one argument. Zero-valued members are
-// left out.
+// Property is the JSON Schema of one argument. It marshals its members in
+// the order they are declared here, zero-valued ones left out.
 type Property struct {
 	// Name is the argument's name: the field's name, wherever the value
 	// lives (path, query, header or body).
-	Name string `json:"-"`
+	Name string
 	// Type is string, integer, number or boolean; empty for a body field
 	// with no constraint, which may hold any JSON value.
-	Type string `json:"type,omitempty"`
+	Type string
+	// Null says the argument may be null, as an optional one may: the
+	// proxy reads null as absent. A typed argument then has the type
+	// [Type, "null"], and null among its enum's values.
+	Null bool
 	// Description is the field's own description, when it has one, then
 	// the field's rule as messages state it, e.g. "the ticket's new state;
 	// must be one of: open, pending, closed".
-	Description string `json:"description,omitempty"`
+	Description string
 	// Enum lists the permitted values, hidden ones left out.
-	Enum      []string `json:"enum,omitempty"`
-	Format    string   `json:"format,omitempty"`
-	Pattern   string   `json:"pattern,omitempty"`
-	MinLength int      `json:"minLength,omitempty"`
-	MaxLength int      `json:"maxLength,omitempty"`
-	Minimum   *float64 `json:"minimum,omitempty"`
-	Maximum   *float64 `json:"maximum,omitempty"`
+	Enum []string
+	// Format is the name JSON Schema gives the field's format, which most
+	// validators take as a hint only; Pattern states it for them all.
+	Format    string
+	Pattern   string
+	MinLength int
+	MaxLength int
+	Minimum   *float64
+	Maximum   *float64
 	// Examples holds the field's example, typed as the argument is.
-	Examples []any `json:"examples,omitempty"`
+	Examples []any
 	// Not is set on a required body field with no constraint, which may
 	// hold any value but null: {"type": "null"}.
-	Not *Property `json:"not,omitempty"`
+	Not *Property
+}
+
+// MarshalJSON writes the property as a JSON Schema: "type", "description",
+// "enum", "format", "pattern", "minLength", "maxLength", "minimum",
+// "maximum", "examples" and "not", each when set.
+func (p Property) MarshalJSON() ([]byte, error) {
+	var o object
+	switch {
+	case p.Type != "" && p.Null:
+		o = append(o, member{"type", []string{p.Type, "null"}})
+	case p.Type != "":
+		o = append(o, member{"type", p.Type})
+	}
+	if p.Description != "" {
+		o = append(o, member{"description", p.Description})
+	}
+	if p.Enum != nil {
+		enum := make([]any, len(p.Enum), len(p.Enum)+1)
+		for i, v := range p.Enum {
+			enum[i] = v
+		}
+		if p.Null {
+			enum = append(enum, nil)
+		}
+		o = append(o, member{"enum", enum})
+	}
+	if p.Format != "" {
+		o = append(o, member{"format", p.Format})
+	}
+	if p.Pattern != "" {
+		o = append(o, member{"pattern", p.Pattern})
+	}
+	if p.MinLength != 0 {
+		o = append(o, member{"minLength", p.MinLength})
+	}
+	if p.MaxLength != 0 {
+		o = append(o, member{"maxLength", p.MaxLength})
+	}
+	if p.Minimum != nil {
+		o = append(o, member{"minimum", *p.Minimum})
+	}
+	if p.Maximum != nil {
+		o = append(o, member{"maximum", *p.Maximum})
+	}
+	if len(p.Examples) > 0 {
+		o = append(o, member{"examples", p.Examples})
+	}
+	if p.Not != nil {
+		o = append(o, member{"not", p.Not})
+	}
+	return o.MarshalJSON()
 }
 
 // Tools returns the file's routes as tool definitions, in file order.
@@ -164,6 +225,7 @@ func (r *Route) InputSchema() *Schema {
 				}
 			}
 		}
+		p.Null = !f.Required
 		s.Properties = append(s.Properties, p)
 		if f.Required {
 			s.Required = append(s.Required, f.Name)
@@ -172,12 +234,49 @@ func (r *Route) InputSchema() *Schema {
 	return s
 }
 
-// rfc3339UTC is what a value of format rfc3339-utc looks like; "date-time"
-// alone would also take an offset such as +01:00.
-const rfc3339UTC = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?Z$`
-
 // jsonFormats maps the named formats that JSON Schema also names.
 var jsonFormats = map[string]string{"rfc3339-utc": "date-time", "rfc3339": "date-time", "date": "date", "uuid": "uuid", "email": "email"}
+
+// formatPatterns state each string format as a pattern, exported beside
+// "format", which JSON Schema makes an annotation that most validators do
+// not check: with the pattern, any validator refuses what the proxy
+// refuses. Each accepts exactly what the format's check accepts but for
+// the two exceptions noted, where it is stricter; "date-time" alone would
+// also take an offset for rfc3339-utc.
+//
+// JSON Schema reads a pattern as ECMA-262, the proxy's checks are Go's:
+// the patterns keep to what both read alike (literals, classes of
+// literals and \xHH, plain groups, counted repeats, ^ and $), never \d,
+// \s, \w, . or flags.
+var formatPatterns = map[string]string{
+	"rfc3339-utc": `^` + datePattern + `T` + timePattern + `Z$`,
+	// A leap second must end a UTC day, which at an offset other than zero
+	// ties the time written to the offset, past what a regex can state in
+	// a sensible size: the pattern takes one at offset zero only.
+	"rfc3339": `^` + datePattern + `[Tt](` + timePattern + `([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])|23:59:60(\.[0-9]+)?([Zz]|[+-]00:00))$`,
+	"date":    `^` + datePattern + `$`,
+	"uuid":    `^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$`,
+	// net/mail also takes an IPv6 domain literal, written bare ([::1])
+	// where RFC 5321 writes [IPv6:::1]; the pattern takes IPv4 ones only.
+	"email": `^` + dotAtom + `@(` + dotAtom + `|\[` + octet + `(\.` + octet + `){3}\])$`,
+}
+
+const (
+	// datePattern is a calendar date, YYYY-MM-DD, as time.Parse takes it:
+	// 29 February in leap years only, those divisible by 4 and not by 100
+	// unless by 400 (0000 among them).
+	datePattern = `([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))` +
+		`|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)`
+	// timePattern is a time of day with any fraction of a second.
+	timePattern = `([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?`
+	// dotAtom is an RFC 5322 dot-atom as net/mail reads it: runs of
+	// printable ASCII but the specials, or of any character past ASCII,
+	// joined by single dots.
+	dotAtom = `[^\x00-\x20\x7F()<>\[\]:;@\\,".]+(\.[^\x00-\x20\x7F()<>\[\]:;@\\,".]+)*`
+	// octet is an IPv4 address's decimal octet, without a leading zero, as
+	// net.ParseIP takes it.
+	octet = `(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])`
+)
 
 // property is the field's schema. An enum or catalog is exported whole,
 // however costly it is to list in a message: a schema is read once per
@@ -216,9 +315,7 @@ func (f *Field) property() *Property {
 		default:
 			p.Type = "string"
 			p.Format = jsonFormats[f.Format.Name]
-			if f.Format.Name == "rfc3339-utc" {
-				p.Pattern = rfc3339UTC
-			}
+			p.Pattern = formatPatterns[f.Format.Name]
 			p.Examples = []any{f.Example}
 		}
 	case f.Pattern != nil:

@@ -267,7 +267,10 @@ func TestToolSchemaAgreesWithProxy(t *testing.T) {
 		{"tickets", "create_ticket", "title too long", `{"title":"` + long + `","status":"open","priority":"p1","customer_id":"C-1042"}`, false, ""},
 		{"tickets", "create_ticket", "title a number", `{"title":42,"status":"open","priority":"p1","customer_id":"C-1042"}`, false, ""},
 		{"tickets", "create_ticket", "status null", `{"title":"t","status":null,"priority":"p1","customer_id":"C-1042"}`, false, ""},
-		{"tickets", "create_ticket", "due_at null", `{` + ticket + `,"due_at":null}`, true, "an optional argument is left out, not sent as null"},
+		{"tickets", "create_ticket", "due_at null", `{` + ticket + `,"due_at":null}`, true, ""},
+		{"tickets", "create_ticket", "due_at lower-case z", `{` + ticket + `,"due_at":"2026-03-11T09:14:02z"}`, false, ""},
+		{"tickets", "update_ticket", "status null", `{"ticket_id":"T-8841","status":null}`, true, ""},
+		{"tickets", "update_ticket", "ticket_id null", `{"ticket_id":null,"status":"closed"}`, false, ""},
 		{"tickets", "update_ticket", "valid", `{"ticket_id":"T-8841","status":"closed"}`, true, ""},
 		{"tickets", "update_ticket", "path only", `{"ticket_id":"T-8841"}`, true, ""},
 		{"tickets", "update_ticket", "ticket_id without prefix", `{"ticket_id":"8841","status":"closed"}`, false, ""},
@@ -384,8 +387,6 @@ func propertyNamed(s *rules.Schema, name string) *rules.Property {
 // value v of field f though the proxy accepts it, or returns "".
 func stricterBy(f *rules.Field, p *rules.Property, v gjson.Result) string {
 	switch {
-	case v.Type == gjson.Null && !f.Required:
-		return "an optional argument is left out, not sent as null"
 	case v.Type == gjson.String && slices.Contains(f.Hidden, v.Str):
 		return "hidden values are never exported"
 	case f.In != rules.InBody && jsonType(v, p.Type) != p.Type:
@@ -442,7 +443,9 @@ func TestInputSchemaPathVariables(t *testing.T) {
 		`"room":{"type":"string","pattern":"^(?:[A-Z]-[0-9]+)$"},` +
 		`"slot":{"type":"string"},` +
 		`"seat":{"type":"string","pattern":"^(?:[0-9]+)$"},` +
-		`"when":{"type":"string","description":"must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11","format":"date","examples":["2026-03-11"]}},` +
+		`"when":{"type":["string","null"],"description":"must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11","format":"date",` +
+		`"pattern":"^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))` +
+		`|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)$","examples":["2026-03-11"]}},` +
 		`"required":["room","slot","seat"],"additionalProperties":true}`
 	if string(got) != want {
 		t.Errorf("InputSchema:\n got %s\nwant %s", got, want)

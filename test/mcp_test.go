@@ -316,7 +316,7 @@ func wantTools(t *testing.T, tools []*sdk.Tool, export []byte) {
 		}
 	}
 	for tool, enum := range map[string][2]string{
-		"update_ticket": {"status", `["open","pending","closed"]`},
+		"update_ticket": {"status", `["open","pending","closed",null]`},
 		"create_ticket": {"priority", `["p1","p2","p3"]`},
 	} {
 		schema, _ := json.Marshal(listed[tool].InputSchema)
