@@ -17,7 +17,7 @@ func TestCallsBatchEveryFault(t *testing.T) {
 	var entries, lines strings.Builder
 	entries.WriteString(`{"field":"e01","code":"invalid_e01","message":"` + rule + `"}`)
 	lines.WriteString("\n- e01: " + rule)
-	for i := 2; i <= 12; i++ {
+	for i := 2; i <= 10; i++ { // limits.errors: ten listed, the rest named
 		n := fmt.Sprintf("e%02d", i)
 		entries.WriteString(`,{"field":"` + n + `","code":"invalid_` + n + `","same_as":"e01"}`)
 		lines.WriteString("\n- " + n + ": same rule as e01")
@@ -27,11 +27,11 @@ func TestCallsBatchEveryFault(t *testing.T) {
 		body, text       string
 	}{
 		{name: "twelve arguments missing, one rule", tool: "plan_event", args: `{}`,
-			body: `{"error":"validation_failed","message":"12 fields are invalid; fix each one listed, then repeat the call.","errors":[` + entries.String() + `],"retryable":false}`,
-			text: "Error validation_failed: 12 fields are invalid; fix each one listed, then repeat the call." + lines.String() + "\nRetryable: no."},
+			body: `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` + entries.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
+			text: "Error validation_failed: 12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call." + lines.String() + "\nAlso invalid: e11, e12\nRetryable: no."},
 		{name: "a number for a uuid", tool: "create_user", args: `{"user_id":42,"role":"admin"}`,
-			body: `{"error":"invalid_user_id","field":"user_id","message":"must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
-			text: "Error invalid_user_id in user_id: must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b (you sent 42)\nRetryable: no."},
+			body: `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
+			text: "Error invalid_user_id in user_id: must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b (you sent 42)\nRetryable: no."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := s.api.n.Load()
