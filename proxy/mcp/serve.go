@@ -201,7 +201,7 @@ func (f *front) serveHTTP(ctx context.Context, opts Options, origins *originPoli
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, checkingOrigin(origins, f.log, endingWith(streams, h)))
+	mux.Handle(Endpoint, checkingOrigin(origins, f.log, endingWith(streams, refusingUnservedDiscover(f.log, h))))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "signpost serves MCP at "+Endpoint+", not at "+r.URL.Path, http.StatusNotFound)
 	})
