@@ -90,21 +90,39 @@ var shipmentFields = [][2]string{
 }
 
 // cappedBody is the answer to a call missing the first n shipment fields
-// when a body states at most max rules: each rule is stated by the first
-// field that breaks it and referred to by the later ones (same_as); a field
-// with a rule past the max is named in unlisted.
+// when a body lists at most max entries: each rule is stated by the first
+// field that breaks it and referred to by the later ones (same_as); the
+// fields that state a rule are listed first, up to max, then those that
+// refer to a listed one while room is left; the others are named in
+// unlisted, every list in declared order.
 func cappedBody(n, max int) string {
+	fields := shipmentFields[:n]
+	stater := map[string]string{} // rule -> the first field breaking it
+	for _, f := range fields {
+		if _, ok := stater[f[1]]; !ok {
+			stater[f[1]] = f[0]
+		}
+	}
+	listed := map[string]bool{}
+	for _, f := range fields {
+		if stater[f[1]] == f[0] && len(listed) < max {
+			listed[f[0]] = true
+		}
+	}
+	for _, f := range fields {
+		if stater[f[1]] != f[0] && listed[stater[f[1]]] && len(listed) < max {
+			listed[f[0]] = true
+		}
+	}
 	var entries, unlisted []string
-	first := map[string]string{} // rule -> the field stating it
-	for _, f := range shipmentFields[:n] {
+	for _, f := range fields {
 		code := "invalid_" + f[0]
-		switch by, ok := first[f[1]]; {
-		case ok:
-			entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","same_as":"`+by+`"}`)
-		case len(first) == max:
+		switch by := stater[f[1]]; {
+		case !listed[f[0]]:
 			unlisted = append(unlisted, `"`+f[0]+`"`)
+		case by != f[0]:
+			entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","same_as":"`+by+`"}`)
 		default:
-			first[f[1]] = f[0]
 			entries = append(entries, `{"field":"`+f[0]+`","code":"`+code+`","message":"`+f[1]+`"}`)
 		}
 	}
@@ -116,10 +134,11 @@ func cappedBody(n, max int) string {
 		n, len(entries), len(unlisted), strings.Join(entries, ","), strings.Join(unlisted, ","))
 }
 
-// TestBatchCapped checks the cap on stated rules, in before mode: eleven
-// or twelve faults name every field in declared order, each rule stated
-// once, and the message counts them all; limits.errors caps the rules
-// stated, and names the fields past it. The upstream never sees a call.
+// TestBatchCapped checks the cap on a batch, in before mode: eleven or
+// twelve faults name every field, each rule stated once, and the message
+// counts them all; limits.errors caps the entries listed, those stating a
+// rule first, and names the fields past it. The upstream never sees a
+// call.
 func TestBatchCapped(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
