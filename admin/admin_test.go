@@ -338,6 +338,33 @@ func TestStatsPage(t *testing.T) {
 	}
 }
 
+// TestStatsPageDeclaredSeries: the series the rules name, exported at 0
+// before any request, neither list a code nobody was rejected with nor
+// mark a route without traffic as active.
+func TestStatsPageDeclaredSeries(t *testing.T) {
+	f := newAdminFixture(t)
+	f.m.Declare(f.p.cfg)
+	f.m.Rejected("update_ticket", "invalid_status", "status")
+	page := bodyOf(t, get(t, f.admin(), "/"))
+	for _, want := range []string{
+		`<tr data-route="assign_ticket"><td>assign_ticket</td>`,
+		`<tr><td>invalid_status</td><td>status</td><td class="n">1</td></tr>` + "\n</tbody>",
+		`<tfoot><tr><th colspan="2">total</th><td class="n">1</td></tr></tfoot>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks\n\t%s", want)
+		}
+	}
+	for _, bad := range []string{"ticket_unassigned", "invalid_ticket_id", `id="route-assign_ticket"`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page shows %q, which no request was counted under", bad)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the page:\n%s", page)
+	}
+}
+
 // TestStatsPageHeaders checks the headers, and that the policy admits the
 // inline style and script exactly as rendered.
 func TestStatsPageHeaders(t *testing.T) {

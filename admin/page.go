@@ -338,6 +338,9 @@ func (r *routeAcc) render(name string) *pageRoute {
 		return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 	})
 	for _, k := range keys {
+		if r.rejections[k] == 0 {
+			continue // a series the rules name, exported at 0 before any rejection
+		}
 		total += r.rejections[k]
 		pr.Rejections = append(pr.Rejections, pageRejection{k[0], k[1], num(r.rejections[k])})
 	}

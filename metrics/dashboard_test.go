@@ -37,6 +37,7 @@ func exported(t *testing.T) map[string]bool {
 	m.Reloaded(true, 1)
 	m.Reloaded(false, 0)
 	m.Limited("concurrency")
+	m.Refused("missing_host")
 	m.BufferBudget(64 << 20)
 	m.BufferBudgetInUse(1)
 	m.BufferBudgetExhausted()

@@ -1,12 +1,15 @@
 // Package metrics defines signpost's Prometheus collectors. Label values come
-// only from the rule file and from upstream status codes, never from request
-// data, so series stay bounded whatever callers send.
+// only from the rule file, signpost's own closed sets of codes and upstream
+// status codes, never from request data, so series stay bounded whatever
+// callers send.
 package metrics
 
 import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/rewrite"
+	"github.com/signpost-proxy/signpost/rules"
 )
 
 // Unrouted is the route label of requests that match no declared route.
@@ -30,6 +33,7 @@ type Metrics struct {
 	reloads     *prometheus.CounterVec
 	lastReload  prometheus.Gauge
 	limited     *prometheus.CounterVec
+	refused     *prometheus.CounterVec
 
 	budgetSize      prometheus.Gauge
 	budgetInUse     prometheus.Gauge
@@ -53,41 +57,49 @@ type Metrics struct {
 // Outcomes of a request, for signpost_request_duration_seconds.
 const (
 	OutcomeSuccess     = "success"     // a response below 400, streamed through
-	OutcomeRewritten   = "rewritten"   // an upstream error a rule matched
+	OutcomeRewritten   = "rewritten"   // an upstream error a rule matched or the declared checks explained
 	OutcomeRejected    = "rejected"    // answered by signpost before the upstream
 	OutcomeWrapped     = "wrapped"     // an upstream error no rule matched, wrapped
 	OutcomePassthrough = "passthrough" // an upstream error passed through
-	OutcomeFailed      = "failed"      // the upstream could not be reached or timed out
-	OutcomeCancelled   = "cancelled"   // the caller closed its connection before the answer
+	OutcomeFailed      = "failed"      // the upstream could not be reached, timed out, or broke off mid-answer
+	OutcomeCancelled   = "cancelled"   // the caller closed its connection before the answer, or left mid-answer
 )
+
+// limits are the limits signpost refuses a request at, the label values
+// of signpost_requests_limited_total.
+var limits = []string{"request_body", "request_body_timeout", "concurrency"}
+
+// failureCodes are the codes of signpost's answers for an upstream it got
+// no answer from, the code values of signpost_upstream_failures_total.
+var failureCodes = []string{"upstream_unavailable", "upstream_invalid_response", "upstream_timeout"}
 
 // New creates the collectors and registers them with reg.
 func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_rejections_total",
-			Help: "Upstream errors rewritten into actionable bodies, by route, code and field at fault.",
+			Help: "Faults signpost answered with a body of its own, by route, code and field at fault: upstream errors a rule matched or the declared checks explained, and requests validation refused before the upstream; a batched body counts once per field.",
 		}, []string{"route", "code", "field"}),
 		unmatched: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_upstream_errors_unmatched_total",
-			Help: "Upstream error responses that no rule matched, passed through unchanged, by route and status.",
+			Help: "Upstream errors no rule matched and no declared check explained, by route and status: wrapped or passed through, as the unmatched policy says; observe mode passes every one through.",
 		}, []string{"route", "status"}),
 		would: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_would_rewrite_total",
-			Help: "Errors on routes in observe mode, passed through untouched, that enforce mode would have answered with a body of its own, by route and the code it would have sent.",
+			Help: "Requests on routes in observe mode, passed through untouched, that enforce mode would have answered with a body of its own (a rule's, a wrapped one, or a refusal before the upstream), once per request, by route and the code of that answer.",
 		}, []string{"route", "code"}),
 		oversized: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_upstream_error_bodies_oversized_total",
-			Help: "Upstream error bodies larger than the buffering bound, passed through unread, by route.",
+			Help: "Upstream error bodies over limits.error_body, or inflating past it once decoded, by route: never read past the bound nor matched against the rules, and wrapped or passed through as the unmatched policy says.",
 		}, []string{"route"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "signpost_upstream_failures_total",
-			Help: "Requests signpost answered itself because the upstream could not be reached or timed out, by route and code.",
+			Help: "Requests signpost answered itself because the upstream could not be reached, closed without answering, did not answer in time, or answered with a status below 100, by route and code.",
 		}, []string{"route", "code"}),
 	}
 	m.bodyTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "signpost_error_body_tokens",
-		Help:    "Tokens (o200k_base) of each error body signpost wrote, by route: what an error costs in the agent's context.",
+		Help:    "Tokens (o200k_base) of each error body signpost wrote in answer to a request, by route: what an error costs in the agent's context. Refusals of malformed heads are not counted.",
 		Buckets: []float64{16, 24, 32, 48, 64, 96, 128, 256, 512},
 	}, []string{"route"})
 	m.uncounted = prometheus.NewCounter(prometheus.CounterOpts{
@@ -96,12 +108,12 @@ func New(reg prometheus.Registerer) *Metrics {
 	})
 	m.recovery = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "signpost_recovery_attempts",
-		Help:    "Calls a caller made on a route, after a rejection, up to and including its next success, by route and the code of the first rejection.",
+		Help:    "Calls a caller made on a route, from a rejection up to and including its next success within the recovery window, by route and the code of the rejection that began the recovery.",
 		Buckets: []float64{1, 2, 3, 5, 7, 10},
 	}, []string{"route", "code"})
 	m.unrecovered = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "signpost_unrecovered_total",
-		Help: "Rejections not followed by a success on the same route from the same caller within the recovery window, by route and code.",
+		Help: "Rejections that began a recovery no success on the same route from the same caller ended within the recovery window, or whose caller was forgotten first, by route and code; a recovery cut short by telling the caller to stop counts in signpost_recovery_stopped_total instead.",
 	}, []string{"route", "code"})
 	m.stopped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "signpost_recovery_stopped_total",
@@ -126,31 +138,107 @@ func New(reg prometheus.Registerer) *Metrics {
 	})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "signpost_requests_limited_total",
-		Help: "Requests signpost refused at a limit, by limit: request_body (413) or concurrency (503).",
+		Help: "Requests signpost refused at one of its limits, by limit: request_body (413), request_body_timeout (408) or concurrency (503).",
 	}, []string{"limit"})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "signpost_requests_refused_total",
+		Help: "Requests signpost refused itself with a 400 for a malformed head (request line, fields, Host, framing), before any route saw them, by code. Heads net/http's server answers in plain text are not counted.",
+	}, []string{"code"})
 	m.budgetSize = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "signpost_buffer_budget_bytes",
-		Help: "The bytes all requests together may hold in upstream error bodies being examined and request bodies being read (--buffer-budget).",
+		Help: "The bytes all requests together may hold in upstream error bodies and request bodies being read or copied (--buffer-budget).",
 	})
 	m.budgetInUse = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "signpost_buffer_budget_in_use_bytes",
-		Help: "The bytes upstream error bodies being examined, raw and decoded, and request bodies being read hold now.",
+		Help: "The bytes upstream error bodies, raw and decoded, and request bodies being read or copied hold now.",
 	})
 	m.budgetExhausted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "signpost_buffer_budget_exhausted_total",
-		Help: "Bodies not read, or not read to their end, because the buffer budget was spent: upstream errors passed through or wrapped unread, request bodies forwarded unchecked.",
+		Help: "Bodies the buffer budget had no room to read, decode or copy: upstream errors passed through or wrapped unread, request bodies forwarded unchecked, observe mode's copies dropped.",
 	})
 	reg.MustRegister(m.rejections, m.unmatched, m.would, m.oversized, m.failures, m.bodyTokens, m.uncounted,
 		m.recovery, m.unrecovered, m.stopped, m.repeats, m.duration, m.reloads, m.lastReload, m.limited,
-		m.budgetSize, m.budgetInUse, m.budgetExhausted)
+		m.refused, m.budgetSize, m.budgetInUse, m.budgetExhausted)
 	m.findRejection = counterOf(m.rejections, 3)
 	m.findWould = counterOf(m.would, 2)
 	m.findTokens = observerOf(m.bodyTokens, 1)
 	m.findDuration = observerOf(m.duration, 2)
 	m.findRecovery = observerOf(m.recovery, 2)
 	m.findUnrecovered = counterOf(m.unrecovered, 2)
+	// Series whose labels are known before any request starts at zero.
+	for _, l := range limits {
+		m.limited.WithLabelValues(l)
+	}
+	m.reloads.WithLabelValues("success")
+	m.reloads.WithLabelValues("failure")
 	return m
 }
+
+// Declare starts at zero the series whose labels the rules in cfg name, so
+// that a rate or an increase sees the first event of each, as Prometheus
+// advises for labels known in advance: per route, the code and field of
+// each rejection it can answer (each error rule's, each declared field's
+// fault, a body that is not JSON), or, for a route in observe mode, the
+// codes enforce would answer with; per route and unrouted, oversized
+// bodies and each upstream failure. Call it with the rules at start and
+// after each reload that takes effect: series the new rules no longer name
+// stay, as counted ones do. Every label value comes from the file, so the
+// series stay bounded by its routes, rules and fields. Histograms and
+// series labelled by upstream status are left to their first event.
+func (m *Metrics) Declare(cfg *rules.Config) {
+	for _, route := range cfg.Routes {
+		m.oversized.WithLabelValues(route.Name)
+		for _, code := range failureCodes {
+			m.failures.WithLabelValues(route.Name, code)
+		}
+		for _, l := range rejectionLabels(route) {
+			if route.Mode == rules.Observe {
+				m.wouldSeries.get(labels{a: route.Name, b: l.b}, m.findWould)
+			} else {
+				m.rejectionSeries.get(l, m.findRejection)
+			}
+		}
+	}
+	m.oversized.WithLabelValues(Unrouted)
+	for _, code := range failureCodes {
+		m.failures.WithLabelValues(Unrouted, code)
+	}
+}
+
+// rejectionLabels are the route, code and field of each rejection route
+// can answer with, as Rejected is called for it: each error rule's code
+// and field, each declared field's fault (rewrite.FieldCode), and, on a
+// route with body fields, a body that is not one JSON object.
+func rejectionLabels(route *rules.Route) []labels {
+	out := make([]labels, 0, len(route.Errors)+len(route.Fields)+1)
+	for _, e := range route.Errors {
+		field := ""
+		if e.Field != nil {
+			field = e.Field.Name
+		}
+		out = append(out, labels{route.Name, e.Code, field})
+	}
+	for _, f := range route.Fields {
+		out = append(out, labels{route.Name, rewrite.FieldCode(route, f), f.Name})
+	}
+	if route.HasBodyFields() {
+		out = append(out, labels{route.Name, rewrite.CodeInvalidJSON, ""})
+	}
+	return out
+}
+
+// DeclareRefusals starts signpost_requests_refused_total at zero for each
+// code the front refuses a malformed head with.
+func (m *Metrics) DeclareRefusals(codes []string) {
+	for _, c := range codes {
+		m.refused.WithLabelValues(c)
+	}
+}
+
+// Refused counts a request whose malformed head signpost refused itself
+// with a 400, under the code of its answer: one of a closed set, so the
+// series stay bounded.
+func (m *Metrics) Refused(code string) { m.refused.WithLabelValues(code).Inc() }
 
 // LogLinesDropped is signpost_log_lines_dropped_total, read from dropped:
 // log lines never written, since the log's buffer was full or its output
@@ -162,23 +250,27 @@ func LogLinesDropped(dropped func() uint64) prometheus.Collector {
 	}, func() float64 { return float64(dropped()) })
 }
 
-// Rejected counts an upstream error rewritten under code; field may be empty.
+// Rejected counts a fault signpost answered under code: an upstream error
+// a rule matched or the declared checks explained, or a request refused
+// before the upstream; field may be empty.
 func (m *Metrics) Rejected(route, code, field string) {
 	m.rejectionSeries.get(labels{route, code, field}, m.findRejection).Inc()
 }
 
-// Unmatched counts an upstream error no rule matched.
+// Unmatched counts an upstream error no rule matched and no declared check
+// explained, wrapped or passed through.
 func (m *Metrics) Unmatched(route string, status int) {
 	m.unmatched.WithLabelValues(route, statusLabel(status)).Inc()
 }
 
-// WouldRewrite counts an error on a route in observe mode that enforce
+// WouldRewrite counts a request on a route in observe mode that enforce
 // mode would have answered with code.
 func (m *Metrics) WouldRewrite(route, code string) {
 	m.wouldSeries.get(labels{route, code, ""}, m.findWould).Inc()
 }
 
-// Oversized counts an error body too large to examine.
+// Oversized counts an error body over limits.error_body, or inflating past
+// it.
 func (m *Metrics) Oversized(route string) { m.oversized.WithLabelValues(route).Inc() }
 
 // UpstreamFailed counts a request answered with signpost's own failure code.
@@ -226,7 +318,8 @@ func (m *Metrics) RecoveryStopped(route, code string) { m.stopped.WithLabelValue
 // failing call.
 func (m *Metrics) RepeatStopped(route, code string) { m.repeats.WithLabelValues(route, code).Inc() }
 
-// Duration observes one request's time to response headers.
+// Duration observes one request's time from its arrival to the end of its
+// answer.
 func (m *Metrics) Duration(route, outcome string, seconds float64) {
 	m.durationSeries.get(labels{a: route, b: outcome}, m.findDuration).Observe(seconds)
 }

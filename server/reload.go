@@ -139,6 +139,10 @@ func (r *reloader) reload(trigger string) error {
 		return r.reject(trigger, start, old.Config().File, err)
 	}
 	r.failed = nil
+	if r.metrics != nil {
+		// The new rules' series exist before a request they serve counts.
+		r.metrics.Declare(cfg)
+	}
 	r.current.Store(p)
 	r.status.Store(&admin.ReloadStatus{At: start, OK: true, Since: start})
 	if r.metrics != nil {

@@ -28,9 +28,7 @@ import (
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/proxy"
-	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
-	"github.com/tidwall/gjson"
 )
 
 // Defaults of the agent-facing server's limits.
@@ -162,6 +160,8 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 		opts.InProcess(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.Proxy().ServeHTTP(w, r) }))
 	}
 	opts.Metrics.Loaded(float64(rl.Status().Since.UnixNano()) / 1e9)
+	opts.Metrics.Declare(cfg)
+	opts.Metrics.DeclareRefusals(front.RefusalCodes())
 
 	listen, adminAddr := cfg.Listen, cfg.Admin
 	if opts.Listen != "" {
@@ -255,7 +255,10 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 
 	errc := make(chan error, 2)
 	fs := front.New(srv)
-	fs.Refuse = refusal
+	fs.Refuse = (&refuser{
+		format:  func() rules.BodyFormat { return rl.Proxy().Config().Format },
+		metrics: opts.Metrics, log: log,
+	}).refuse
 	go func() { errc <- fs.Serve(ln) }()
 	go func() { errc <- adm.Serve(aln) }()
 	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
@@ -295,17 +298,6 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 	}
 	return err
 }
-
-// refusal renders the 400s the front answers itself as signpost's own
-// error bodies, naming the field, the value it held and the rule.
-func refusal(code, field, value, rule string) (string, []byte) {
-	e := rewrite.Failure(http.StatusBadRequest, code, rule, false)
-	e.Field, e.Received = field, rewrite.Received(gjson.Result{Type: gjson.String, Str: value}, maxRefusedValue)
-	return rewrite.ContentType, e.JSON()
-}
-
-// maxRefusedValue bounds the value a refusal echoes.
-const maxRefusedValue = 64
 
 // closeConnection is the Connection header value that ends a connection
 // after its response.

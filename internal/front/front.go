@@ -457,25 +457,24 @@ func (c *frontConn) refusesFraming() bool {
 	if !ok {
 		return false
 	}
-	c.refuse("invalid_framing", "Transfer-Encoding", te,
+	c.refuse(CodeFraming, "Transfer-Encoding", te,
 		"an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, section 6.1), so where its body ends is ambiguous; "+
 			"send it as HTTP/1.1, or frame the body by its length alone, e.g. Content-Length: 42")
 	return true
 }
 
-// Refusal renders the body of a 400 the front answers itself, to a
-// request whose field broke rule with value: its media type and bytes.
-// code names the kind of fault: invalid_request_line, invalid_header,
-// missing_host, invalid_host, invalid_framing.
-type Refusal func(code, field, value, rule string) (contentType string, body []byte)
+// Refusal renders the body of a 400 the front answers itself, to the
+// request r (see Refused): its media type and bytes. It is called once
+// per refusal, so it may count and log them too.
+type Refusal func(r Refused) (contentType string, body []byte)
 
 // refusal renders a refusal with the server's Refusal, or in plain text,
 // as net/http words its own 400s.
-func (s *Server) refusal(code, field, value, rule string) (string, []byte) {
+func (s *Server) refusal(r Refused) (string, []byte) {
 	if s.Refuse != nil {
-		return s.Refuse(code, field, value, rule)
+		return s.Refuse(r)
 	}
-	return "text/plain; charset=utf-8", []byte("400 Bad Request: " + field + ": " + rule)
+	return "text/plain; charset=utf-8", []byte("400 Bad Request: " + r.Field + ": " + r.Rule)
 }
 
 // writeRefusal writes a response the front makes itself, which ends the

@@ -914,8 +914,8 @@ func TestFrontRefusesHTTP10WithTransferEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(&http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)})
-	s.Refuse = func(_, field, value, rule string) (string, []byte) {
-		return "application/json", []byte(`{"field":"` + field + `","received":"` + value + `"}`)
+	s.Refuse = func(r Refused) (string, []byte) {
+		return "application/json", []byte(`{"field":"` + r.Field + `","received":"` + r.Value + `"}`)
 	}
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })

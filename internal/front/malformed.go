@@ -57,7 +57,7 @@ func (c *frontConn) refusesRequestLine() bool {
 	if !ok {
 		return false
 	}
-	c.refuse("invalid_request_line", "request-line", line, rule)
+	c.refuse(CodeRequestLine, "request-line", line, rule)
 	return true
 }
 
@@ -90,10 +90,42 @@ func (c *frontConn) awaitsFault(buf []byte) bool {
 	return v == pending
 }
 
+// The codes of the 400s the front answers itself, one per kind of fault.
+const (
+	CodeRequestLine = "invalid_request_line" // a request line net/http does not parse
+	CodeHeader      = "invalid_header"       // a malformed field line, name, value or Content-Length
+	CodeMissingHost = "missing_host"         // an HTTP/1.1 request with no Host field
+	CodeHost        = "invalid_host"         // several Host fields, or a malformed one
+	CodeFraming     = "invalid_framing"      // an HTTP/1.0 request with Transfer-Encoding
+)
+
+// RefusalCodes returns every code a Refusal is called with: a closed set,
+// so that what counts refusals by code stays bounded.
+func RefusalCodes() []string {
+	return []string{CodeRequestLine, CodeHeader, CodeMissingHost, CodeHost, CodeFraming}
+}
+
+// Refused is a request the front refuses itself with a 400, as its
+// Refusal is told of it.
+type Refused struct {
+	// Code is one of RefusalCodes.
+	Code string
+	// Field names the field at fault, or is "request-line" or
+	// "header-line" for a line that names none.
+	Field string
+	// Value is the value or line received, as the caller sent it: any
+	// bytes, control bytes and secrets included, neither escaped nor cut.
+	Value string
+	// Rule states the rule broken, with an example of a good line.
+	Rule string
+	// Remote is the caller's address, host:port.
+	Remote string
+}
+
 // refuse answers a 400 with the server's Refusal and ends the connection,
 // leaving the rest of the request unread.
 func (c *frontConn) refuse(code, field, value, rule string) {
-	ctype, body := c.s.refusal(code, field, value, rule)
+	ctype, body := c.s.refusal(Refused{Code: code, Field: field, Value: value, Rule: rule, Remote: c.remote})
 	c.state.Store(connClosed)
 	bw := c.writer()
 	writeRefusal(bw, http.StatusBadRequest, ctype, body)
@@ -162,7 +194,7 @@ func fieldFault(buf []byte) (fault, verdict) {
 			// textproto refuses a first field line that would continue
 			// the request line.
 			if line, _, ok := nextLine(buf, pos); ok {
-				return fault{"invalid_header", "header-line", string(line), ruleFolded}, refused
+				return fault{CodeHeader, "header-line", string(line), ruleFolded}, refused
 			}
 			return fault{}, noFault
 		}
@@ -176,7 +208,7 @@ func fieldFault(buf []byte) (fault, verdict) {
 		if bytes.IndexByte(line, ':') < 0 {
 			// Refused as soon as the line is read, before textproto
 			// looks for a continuation.
-			return fault{"invalid_header", "header-line", string(line), ruleColon}, refused
+			return fault{CodeHeader, "header-line", string(line), ruleColon}, refused
 		}
 		// Lines that begin with a space or tab continue the line above
 		// (obs-fold), each joined by one space.
@@ -219,7 +251,7 @@ func fieldFault(buf []byte) (fault, verdict) {
 	}
 	// The head is whole: net/http's readRequest, then its server.
 	if len(hosts) > 1 {
-		return fault{"invalid_host", "Host", strings.Join(hosts, ", "),
+		return fault{CodeHost, "Host", strings.Join(hosts, ", "),
 			"a request carries one Host field, not " + strconv.Itoa(len(hosts)) + ", e.g. Host: api.example.com"}, refused
 	}
 	if chunked {
@@ -229,14 +261,14 @@ func fieldFault(buf []byte) (fault, verdict) {
 		first := textproto.TrimString(lengths[0])
 		for _, l := range lengths[1:] {
 			if textproto.TrimString(l) != first {
-				return fault{"invalid_header", "Content-Length", strings.Join(lengths, ", "), ruleLength}, refused
+				return fault{CodeHeader, "Content-Length", strings.Join(lengths, ", "), ruleLength}, refused
 			}
 		}
 		if first == "" {
 			return fault{}, noFault // a GODEBUG setting may let net/http accept it
 		}
 		if _, err := strconv.ParseUint(first, 10, 63); err != nil {
-			return fault{"invalid_header", "Content-Length", first, ruleLength}, refused
+			return fault{CodeHeader, "Content-Length", first, ruleLength}, refused
 		}
 	}
 	if major != 1 {
@@ -244,11 +276,11 @@ func fieldFault(buf []byte) (fault, verdict) {
 	}
 	switch {
 	case minor >= 1 && len(hosts) == 0 && method != http.MethodConnect:
-		return fault{"missing_host", "Host", "", ruleNoHost}, refused
+		return fault{CodeMissingHost, "Host", "", ruleNoHost}, refused
 	case len(hosts) == 1 && !httpwire.ValidHost(hosts[0]):
-		return fault{"invalid_host", "Host", hosts[0], ruleHost}, refused
+		return fault{CodeHost, "Host", hosts[0], ruleHost}, refused
 	case spaced != "":
-		return fault{"invalid_header", "header-line", spaced, spacedRule}, refused
+		return fault{CodeHeader, "header-line", spaced, spacedRule}, refused
 	}
 	return fault{}, noFault
 }
@@ -287,11 +319,11 @@ func fieldLine(kv string) (name, value string, f fault, bad bool) {
 			// is read.
 			spaced = true
 		default:
-			return "", "", fault{"invalid_header", "header-line", kv, nameRule(k)}, true
+			return "", "", fault{CodeHeader, "header-line", kv, nameRule(k)}, true
 		}
 	}
 	if k == "" {
-		return "", "", fault{"invalid_header", "header-line", kv, ruleName}, true
+		return "", "", fault{CodeHeader, "header-line", kv, ruleName}, true
 	}
 	if !spaced {
 		k = textproto.CanonicalMIMEHeaderKey(k)
@@ -300,9 +332,9 @@ func fieldLine(kv string) (name, value string, f fault, bad bool) {
 	for i := 0; i < len(v); i++ {
 		if b := v[i]; b < ' ' && b != '\t' || b == 0x7f {
 			if spaced {
-				return "", "", fault{"invalid_header", "header-line", kv, ruleValue}, true
+				return "", "", fault{CodeHeader, "header-line", kv, ruleValue}, true
 			}
-			return "", "", fault{"invalid_header", k, value, ruleValue}, true
+			return "", "", fault{CodeHeader, k, value, ruleValue}, true
 		}
 	}
 	return k, value, fault{}, false

@@ -6,6 +6,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -53,15 +54,22 @@ func TestFrontRefusesAMalformedRequestLine(t *testing.T) {
 // whose Refusal renders a JSON body, and returns its address.
 func startRefusingFront(t *testing.T) string {
 	t.Helper()
+	return startFrontWith(t, func(r Refused) (string, []byte) {
+		return "application/json", []byte(`{"error":"` + r.Code + `","field":"` + r.Field + `","received":` + strconv.Quote(r.Value) + `,"message":"` + r.Rule + `"}`)
+	})
+}
+
+// startFrontWith serves a handler that answers "served" on a front whose
+// Refusal is refuse, and returns its address.
+func startFrontWith(t *testing.T, refuse Refusal) string {
+	t.Helper()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := New(&http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)})
-	s.Refuse = func(code, field, value, rule string) (string, []byte) {
-		return "application/json", []byte(`{"error":"` + code + `","field":"` + field + `","received":` + strconv.Quote(value) + `,"message":"` + rule + `"}`)
-	}
+	s.Refuse = refuse
 	go s.Serve(ln)
 	t.Cleanup(func() {
 		s.Close()
@@ -244,4 +252,50 @@ var fieldFaultSeeds = []string{
 	"GET / HTTP/1.1\nHost: a\nX: \xff\n\n",
 	"CONNECT a:1 HTTP/1.1\r\n\r\n",
 	"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+}
+
+// TestRefusalIsToldWhoAndWhat: the Refusal is called once per refused
+// request with the code, the field, the value as sent, the rule and the
+// caller's address; every code is one of RefusalCodes.
+func TestRefusalIsToldWhoAndWhat(t *testing.T) {
+	told := make(chan Refused, 1)
+	addr := startFrontWith(t, func(r Refused) (string, []byte) {
+		told <- r
+		return "application/json", []byte(`{}`)
+	})
+	for _, tc := range []struct{ raw, code, field, value string }{
+		{"GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", CodeRequestLine, "request-line", "GET /a b HTTP/1.1"},
+		{"GET /a HTTP/1.1\r\nX-Note: a\x7fb\r\nHost: a\r\n\r\n", CodeHeader, "X-Note", "a\x7fb"},
+		{"GET /a HTTP/1.1\r\n\r\n", CodeMissingHost, "Host", ""},
+		{"GET /a HTTP/1.1\r\nHost: a/b\r\n\r\n", CodeHost, "Host", "a/b"},
+		{"POST /a HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", CodeFraming, "Transfer-Encoding", "chunked"},
+	} {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, tc.raw)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+			t.Errorf("%q: %v", tc.raw, err)
+		}
+		c.Close()
+		select {
+		case r := <-told:
+			if r.Code != tc.code || r.Field != tc.field || r.Value != tc.value || r.Rule == "" || r.Remote != c.LocalAddr().String() {
+				t.Errorf("%q: told %+v; want code %s, field %s, value %q, a rule and remote %s", tc.raw, r, tc.code, tc.field, tc.value, c.LocalAddr())
+			}
+			if !slices.Contains(RefusalCodes(), r.Code) {
+				t.Errorf("%q: code %s is not one of RefusalCodes %q", tc.raw, r.Code, RefusalCodes())
+			}
+		case <-time.After(2 * time.Second):
+			t.Errorf("%q: the Refusal was not called", tc.raw)
+		}
+	}
+	// Every fault fieldFault finds carries a code of the closed set.
+	for _, raw := range fieldFaultSeeds {
+		if f, v := fieldFault([]byte(raw)); v != noFault && !slices.Contains(RefusalCodes(), f.code) {
+			t.Errorf("%q: fault code %q is not one of RefusalCodes %q", raw, f.code, RefusalCodes())
+		}
+	}
 }
