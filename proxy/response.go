@@ -467,7 +467,9 @@ func transient(e *rewrite.Error, up *rewrite.Upstream, rule *rules.ErrorRule) bo
 func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, rule int) {
 	p.state.Rejected(&ex.caller, ex.route, &ex.req, e)
 	if p.metrics != nil {
-		if len(e.Errors) == 0 {
+		// A batch counts its faults; a rule that names no field counts
+		// its own code beside the faults listed with it.
+		if e.Code != rewrite.CodeValidationFailed {
 			p.metrics.Rejected(ex.route.Name, e.Code, e.Field)
 		}
 		for _, en := range e.Errors {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -264,6 +265,44 @@ routes:
 		p.ServeHTTP(w, httptest.NewRequest("POST", target, strings.NewReader(`{"language":"de"}`)))
 		if got := w.Body.String(); got != upstream {
 			t.Errorf("POST %s with a language allowed: %s; want the upstream's body passed through", target, got)
+		}
+	}
+}
+
+// TestRuleWithoutFieldCountsItsCode: an answer of a rule that names no
+// field, with the declared fields at fault listed beside it, counts the
+// rule's code and each fault.
+func TestRuleWithoutFieldCountsItsCode(t *testing.T) {
+	cfg, err := rules.Parse("profile.yaml", []byte(`
+upstream: http://upstream.test
+routes:
+  read_profile:
+    method: GET
+    path: /profile
+    fields:
+      view: {in: query, enum: [short, full]}
+    errors:
+      - match: {status: 401}
+        code: unauthorized
+        message: the call must be signed in
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p, err := New(cfg, Options{Transport: &roundTrip{status: 401, body: []byte(`{}`)}, Metrics: metrics.New(reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, httptest.NewRequest("GET", "/profile?view=wide", nil))
+	if !strings.Contains(w.Body.String(), `"error":"unauthorized"`) || !strings.Contains(w.Body.String(), `"field":"view"`) {
+		t.Fatalf("answer %s; want the rule's, with the view fault listed", w.Body)
+	}
+	for _, series := range [][]string{{"code", "unauthorized", "field", ""}, {"code", "invalid_view", "field", "view"}} {
+		if n := metricstest.Counter(t, reg, "signpost_rejections_total", append([]string{"route", "read_profile"}, series...)...); n != 1 {
+			t.Errorf("signpost_rejections_total%v = %v, want 1", series, n)
 		}
 	}
 }

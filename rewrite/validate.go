@@ -132,7 +132,7 @@ func Batch(status int, faults []Entry, max int) *Error {
 		msg = strconv.Itoa(n) + " fields are invalid, " + strconv.Itoa(len(listed)) + " listed here with their rules and " +
 			strconv.Itoa(len(unlisted)) + " more named in unlisted; fix them all, then repeat the call."
 	}
-	return &Error{Status: status, Code: "validation_failed", Message: msg, Errors: listed, Unlisted: unlisted}
+	return &Error{Status: status, Code: CodeValidationFailed, Message: msg, Errors: listed, Unlisted: unlisted}
 }
 
 // repeats reports whether two faults share a message.
@@ -192,6 +192,10 @@ func stateOnce(faults []Entry, max int) (listed, unlisted []Entry) {
 	}
 	return listed, unlisted
 }
+
+// CodeValidationFailed is the code of a batch of field faults, which
+// stand for themselves: it names no fault of its own.
+const CodeValidationFailed = "validation_failed"
 
 // CodeInvalidJSON is the code of a request body that is not JSON on a route
 // that declares body fields.
