@@ -96,14 +96,16 @@ func (l *learner) rejected(id callerID, route *rules.Route, req *rewrite.Request
 }
 
 // noteRejected appends the value sent for field name when it is a string
-// its enum does not permit, a candidate alias.
+// its enum does not permit, a candidate alias. The value is copied: read
+// from the request body, it would hold the whole body for as long as it
+// is kept.
 func noteRejected(noted []fieldValue, route *rules.Route, req *rewrite.Request, name string) []fieldValue {
 	f := route.Field(name)
 	if f == nil || f.Enum == nil {
 		return noted
 	}
 	if v := req.Value(f); v.Type == gjson.String && v.Str != "" && len(v.Str) <= maxAliasLength && !f.Permits(v.Str) {
-		return append(noted, fieldValue{f.Name, v.Str})
+		return append(noted, fieldValue{f.Name, strings.Clone(v.Str)})
 	}
 	return noted
 }
@@ -134,8 +136,13 @@ func (l *learner) succeeded(id callerID, route *rules.Route, req *rewrite.Reques
 	for _, n := range noted {
 		f := route.Field(n.field)
 		v := req.Value(f)
-		p := Pair{route.Name, n.field, n.value, v.Str}
-		if v.Type != gjson.String || !containsString(f.Enum, v.Str) || p.CaseOnly() {
+		i := slices.Index(f.Enum, v.Str)
+		if v.Type != gjson.String || i < 0 {
+			continue
+		}
+		// The enum's own string, not the body's: the pair is kept.
+		p := Pair{route.Name, n.field, n.value, f.Enum[i]}
+		if p.CaseOnly() {
 			continue
 		}
 		if _, known := l.pairs[p]; !known && len(l.pairs) >= maxPairs {
@@ -180,5 +187,3 @@ func Declared(cfg *rules.Config, p Pair) bool {
 	}
 	return false
 }
-
-func containsString(list []string, s string) bool { return slices.Contains(list, s) }
