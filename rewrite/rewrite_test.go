@@ -3,6 +3,7 @@ package rewrite_test
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"net/url"
 	"os"
@@ -119,6 +120,26 @@ func route(t testing.TB, cfg *rules.Config, method, target string) (*rules.Route
 	return nil, nil
 }
 
+var update = flag.Bool("update", false, "rewrite the expected bodies of the golden fixtures under testdata/ instead of comparing with them")
+
+// rewriteWant puts got in the place of the expected body of the fixture at
+// path: what follows its last separator line.
+func rewriteWant(t *testing.T, path string, got []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(string(data), "\n"+separator+"\n")
+	if i < 0 {
+		t.Fatalf("%s: no %q line to write the expected body after", path, separator)
+	}
+	out := append(data[:i+len(separator)+2:i+len(separator)+2], got...)
+	if err := os.WriteFile(path, append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGolden renders each fixture's upstream error as signpost would: the
 // fixtures in testdata/ in signpost's own format, those in
 // testdata/problem/ as RFC 9457 Problem Details.
@@ -168,7 +189,9 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 			if e != nil && !json.Valid(got) {
 				t.Fatalf("body is not valid JSON: %s", got)
 			}
-			if string(got) != f.want {
+			if string(got) != f.want && *update {
+				rewriteWant(t, path, got)
+			} else if string(got) != f.want {
 				t.Errorf("body mismatch\n got: %s\nwant: %s", got, f.want)
 			}
 			if e == nil {
