@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/signpost-proxy/signpost/internal/learn"
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 

@@ -28,5 +28,5 @@ image() {
 }
 
 image signpost ./cmd/signpost deploy/Dockerfile
-image signpost-ticketapi ./test/ticketapi/cmd/ticketapi deploy/compose/ticketapi.Dockerfile
+image signpost-ticketapi ./cmd/ticketapi deploy/compose/ticketapi.Dockerfile
 image signpost-pause ./deploy/compose/pause deploy/compose/pause.Dockerfile

@@ -342,13 +342,26 @@ func (m *Metrics) Loaded(at float64) { m.lastReload.Set(at) }
 // Limited counts a request refused at a limit.
 func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }
 
-// BufferBudget records the size of the buffer budget, in bytes.
-func (m *Metrics) BufferBudget(bytes int64) { m.budgetSize.Set(float64(bytes)) }
+// BufferBudget records the size of the buffer budget, in bytes. These
+// three measure nothing on a nil Metrics, as internal/budget asks.
+func (m *Metrics) BufferBudget(bytes int64) {
+	if m != nil {
+		m.budgetSize.Set(float64(bytes))
+	}
+}
 
 // BufferBudgetInUse adds delta bytes, negative when given back, to what
 // the buffer budget has lent. Adding keeps the gauge exact whatever the
 // order of concurrent calls.
-func (m *Metrics) BufferBudgetInUse(delta int64) { m.budgetInUse.Add(float64(delta)) }
+func (m *Metrics) BufferBudgetInUse(delta int64) {
+	if m != nil {
+		m.budgetInUse.Add(float64(delta))
+	}
+}
 
 // BufferBudgetExhausted counts a body the buffer budget had no room for.
-func (m *Metrics) BufferBudgetExhausted() { m.budgetExhausted.Inc() }
+func (m *Metrics) BufferBudgetExhausted() {
+	if m != nil {
+		m.budgetExhausted.Inc()
+	}
+}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
-	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 )

@@ -18,8 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/internal/metricstest"
-	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 

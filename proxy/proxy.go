@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
-	"github.com/signpost-proxy/signpost/internal/learn"
-	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/upstream"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 )

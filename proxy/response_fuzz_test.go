@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
-	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rules"
 )

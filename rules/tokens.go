@@ -1,6 +1,6 @@
 package rules
 
-import "github.com/signpost-proxy/signpost/rules/o200k"
+import "github.com/signpost-proxy/signpost/internal/o200k"
 
 // DefaultListTokens is the most tokens listing a permitted set in a message
 // may cost before the message states a rule instead.

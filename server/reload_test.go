@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/signpost-proxy/signpost/internal/learn"
 	"github.com/signpost-proxy/signpost/internal/metricstest"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"

@@ -23,10 +23,10 @@ import (
 	"github.com/signpost-proxy/signpost/admin"
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/front"
-	"github.com/signpost-proxy/signpost/internal/learn"
-	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/upstream"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 )

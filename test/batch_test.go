@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // threeFaults is a create_ticket call with three declared fields at fault:

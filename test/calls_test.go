@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // closeUnassigned is the answer to closing T-8842, which has no assignee:

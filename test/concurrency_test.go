@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // TestConcurrentRequests mixes rewritten, wrapped, unrouted and successful

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // Bounds of the sidecar test: the whole of it, images included, and each

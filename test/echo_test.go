@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // hostile are values built to break out of an echo: quotes that try to

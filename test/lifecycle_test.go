@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // TestShutdown sends SIGTERM while a request is in flight: signpost stops

@@ -16,7 +16,7 @@ import (
 	"github.com/signpost-proxy/signpost/internal/jsontest"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // mcpTransports are the ways an MCP client reaches signpost mcp: a desktop

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // TestObserveThenDraftThenEnforce adopts signpost on the ticket API as a

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // TestSuccessPassthrough checks that answers below 400 reach the caller

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // TestRequestID checks the id that ties a call to the upstream's logs and

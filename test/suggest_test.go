@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 // addressesConfig is the shipped rule file for the address book API; its

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 const (

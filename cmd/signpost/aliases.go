@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/internal/learn"
+	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/rules"
 )
 

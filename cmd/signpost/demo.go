@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/configs"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // demoCall is the wrong call the demo sends both ways, and its correction.

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/draft"
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/draft"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -63,8 +63,8 @@ func TestDraftRefusesBadInput(t *testing.T) {
 // replicaDocs are the documents two replicas observed of the demo's ticket
 // API, each its share of the traffic.
 var replicaDocs = []string{
-	"../../internal/observe/testdata/tickets.replica-a.json",
-	"../../internal/observe/testdata/tickets.replica-b.json",
+	"../../observe/testdata/tickets.replica-a.json",
+	"../../observe/testdata/tickets.replica-b.json",
 }
 
 // readReplica returns a replica's document as its JSON and decoded.

@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/mcp"
 )
 
 const mcpHelp = `Usage: signpost mcp --config FILE [--listen ADDR] [flags]

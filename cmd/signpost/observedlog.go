@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // observedMsg is the message of the lines in which serve and mcp write, as

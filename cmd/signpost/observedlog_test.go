@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // recorded returns a record of a few calls to the ticket API: an error

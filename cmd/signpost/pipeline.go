@@ -13,7 +13,7 @@ import (
 
 	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/logbuffer"
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/proxy"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"

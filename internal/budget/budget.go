@@ -9,9 +9,16 @@ import (
 	"math/bits"
 	"sync"
 	"time"
-
-	"github.com/signpost-proxy/signpost/metrics"
 )
+
+// Meter receives what a budget measures: its size, the bytes it lends as
+// they change, and each refusal. Its methods must be safe to call on a nil
+// receiver of the concrete type, which measures nothing.
+type Meter interface {
+	BufferBudget(bytes int64)
+	BufferBudgetInUse(delta int64)
+	BufferBudgetExhausted()
+}
 
 // Default is the memory all requests together may hold in buffered
 // upstream error bodies, raw and decoded.
@@ -31,7 +38,7 @@ const Default = 64 << 20
 // once none has moved for keepIdle.
 type Budget struct {
 	size    int64
-	metrics *metrics.Metrics
+	metrics Meter
 
 	mu   sync.Mutex
 	lent int64            // charged to requests
@@ -45,7 +52,7 @@ const keepIdle = 10 * time.Second
 
 // New returns a budget of size bytes, Default when size is zero or less.
 // m, when not nil, receives its size, use and exhaustions.
-func New(size int64, m *metrics.Metrics) *Budget {
+func New(size int64, m Meter) *Budget {
 	if size <= 0 {
 		size = Default
 	}

@@ -12,9 +12,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/internal/jsontest"
-	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
+	"github.com/signpost-proxy/signpost/mcp"
 	"github.com/signpost-proxy/signpost/rules"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // served is what the streamable HTTP transport answers a server/discover
@@ -31,7 +31,7 @@ const served = `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,` +
 // request are the SDK's to answer.
 // The SDK's own client, which opens the same way, ends up at 2025-11-25.
 func TestDiscoverOverStreamableHTTP(t *testing.T) {
-	cfg, err := rules.Load("../../configs/tickets.yaml")
+	cfg, err := rules.Load("../configs/tickets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // snakeName is the form the loader requires of route names and codes.

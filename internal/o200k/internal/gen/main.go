@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/signpost-proxy/signpost/rules/o200k/internal/index"
+	"github.com/signpost-proxy/signpost/internal/o200k/internal/index"
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 

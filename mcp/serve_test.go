@@ -20,11 +20,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
+	"github.com/signpost-proxy/signpost/mcp"
 	"github.com/signpost-proxy/signpost/proxy"
-	"github.com/signpost-proxy/signpost/proxy/mcp"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // wait bounds every wait in these tests.
@@ -163,7 +163,7 @@ func structured(t *testing.T, res *sdk.CallToolResult) string {
 // TestToolsAreTheSchemaExport lists the tools and compares them with what
 // signpost schema --format mcp exports for the same file.
 func TestToolsAreTheSchemaExport(t *testing.T) {
-	const config = "../../configs/tickets.yaml"
+	const config = "../configs/tickets.yaml"
 	s := serve(t, config)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -225,7 +225,7 @@ func mustJSON(t *testing.T, v any) string {
 // error with signpost's body as structured content and its text rendering;
 // faults in the arguments never reach the upstream.
 func TestCalls(t *testing.T) {
-	s := serve(t, "../../configs/tickets.yaml")
+	s := serve(t, "../configs/tickets.yaml")
 	for _, tc := range []struct {
 		name, tool, args string
 		// body is the structured content wanted (for a success, the
@@ -314,7 +314,7 @@ func TestCalls(t *testing.T) {
 // data say what signpost's body would, the tools there are and the closest
 // name.
 func TestUnknownToolIsAProtocolError(t *testing.T) {
-	s := serve(t, "../../configs/tickets.yaml")
+	s := serve(t, "../configs/tickets.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	const body = `{"error":"unknown_tool","message":"no tool has this name; the tools are: get_ticket, update_ticket, create_ticket, assign_ticket, search_customers",` +
@@ -338,7 +338,7 @@ func TestUnknownToolIsAProtocolError(t *testing.T) {
 // the tools were refused.
 func TestReloadChangesTheTools(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tickets.yaml")
-	orig, err := os.ReadFile("../../configs/tickets.yaml")
+	orig, err := os.ReadFile("../configs/tickets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func get(t *testing.T, u string) string {
 // spare connection does, does not hold the shutdown past the drain
 // timeout; net/http alone would wait five seconds for it.
 func TestShutdownIsNotHeldByAnUnusedConnection(t *testing.T) {
-	cfg, err := rules.Load("../../configs/tickets.yaml")
+	cfg, err := rules.Load("../configs/tickets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // FuzzWrite drafts from what observe mode records of arbitrary traffic:

@@ -12,7 +12,7 @@ import (
 // HTTP call, so its result never tells the model to repeat a call that
 // may have taken effect, nor shows it a credential it sent.
 func TestToolCallSafety(t *testing.T) {
-	s := serveWith(t, "../testdata/safety.yaml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := serveWith(t, "../proxy/testdata/safety.yaml", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 	"gopkg.in/yaml.v3"
 )

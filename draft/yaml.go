@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"gopkg.in/yaml.v3"
 )
 

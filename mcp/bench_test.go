@@ -10,9 +10,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
+	"github.com/signpost-proxy/signpost/mcp"
 	"github.com/signpost-proxy/signpost/rules"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // BenchmarkToolCall is one tools/call through the MCP server, over stdio
@@ -20,7 +20,7 @@ import (
 // tool result carries. The client's and the upstream's work count too, so
 // the figure is what a call costs end to end on one machine.
 func BenchmarkToolCall(b *testing.B) {
-	s := serve(b, "../../configs/tickets.yaml")
+	s := serve(b, "../configs/tickets.yaml")
 	params := &sdk.CallToolParams{Name: "get_ticket", Arguments: map[string]any{"ticket_id": "T-8842"}}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -43,7 +43,7 @@ func BenchmarkToolCall(b *testing.B) {
 // call alternates two values, so that each is a first failure, not a
 // repeat told to stop.
 func BenchmarkToolCallHTTP(b *testing.B) {
-	s := serveHTTP(b, "../../configs/tickets.yaml")
+	s := serveHTTP(b, "../configs/tickets.yaml")
 	for _, bc := range []struct {
 		name, tool string
 		args       [2]string // alternated

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -132,10 +132,10 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v; run go test ./internal/draft -update", err)
+		t.Fatalf("%v; run go test ./draft -update", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; run go test ./internal/draft -update and review the diff. Got:\n%s", path, got)
+		t.Errorf("%s differs; run go test ./draft -update and review the diff. Got:\n%s", path, got)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // renderRules writes the rule file: a header saying what it is and how to

@@ -13,7 +13,7 @@ import (
 // arguments that are not one object are named as such, never blamed on
 // the fields they hold.
 func TestToolCallFieldFaults(t *testing.T) {
-	s := serve(t, "../../configs/bookings.yaml")
+	s := serve(t, "../configs/bookings.yaml")
 	for _, tc := range []struct{ name, args, body string }{
 		{"minutes as a string", `{"room_id":"R-12","starts_at":"2026-03-11T09:00:00Z","minutes":"30"}`,
 			`{"error":"invalid_minutes","field":"minutes","message":"must be a JSON number, not a string; must be an integer from 15 to 240, e.g. 15","received":"30","retryable":false}`},

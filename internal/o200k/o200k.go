@@ -19,7 +19,7 @@ import (
 	"sync"
 
 	"github.com/dlclark/regexp2/v2"
-	"github.com/signpost-proxy/signpost/rules/o200k/internal/index"
+	"github.com/signpost-proxy/signpost/internal/o200k/internal/index"
 )
 
 //go:embed o200k.bin
@@ -44,12 +44,12 @@ type vocabulary struct {
 var vocab = sync.OnceValue(func() *vocabulary {
 	const header = 6 + 4 + 4
 	if len(table) < header || table[:6] != "o200k\x01" {
-		panic("o200k: the embedded vocabulary is damaged or of an older layout; run go generate in rules/o200k")
+		panic("o200k: the embedded vocabulary is damaged or of an older layout; run go generate in internal/o200k")
 	}
 	n := int(binary.LittleEndian.Uint32([]byte(table[6:10])))
 	size := int(binary.LittleEndian.Uint32([]byte(table[10:14])))
 	if size != int(index.Size(n)) || len(table) < header+4*(n+1)+4*size {
-		panic("o200k: the embedded vocabulary's index does not fit its tokens; run go generate in rules/o200k")
+		panic("o200k: the embedded vocabulary's index does not fit its tokens; run go generate in internal/o200k")
 	}
 	off := header + 4*(n+1)
 	return &vocabulary{n: n, off: table[header:off], slots: table[off : off+4*size], mask: uint32(size - 1),

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/signpost-proxy/signpost/proxy/mcp"
+	"github.com/signpost-proxy/signpost/mcp"
 	"github.com/signpost-proxy/signpost/rules"
 	"gopkg.in/yaml.v3"
 )
@@ -100,9 +100,9 @@ func TestTextTokenBudget(t *testing.T) {
 		b, _ := readFixture(t, file)
 		bodies[file] = body{json: b}
 	}
-	tests, _ := filepath.Glob("../../configs/tests/*.yaml")
+	tests, _ := filepath.Glob("../configs/tests/*.yaml")
 	if len(tests) == 0 {
-		t.Fatal("no ../../configs/tests/*.yaml")
+		t.Fatal("no ../configs/tests/*.yaml")
 	}
 	examples := 0
 	for _, file := range tests {

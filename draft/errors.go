@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/tidwall/gjson"
 )
 

@@ -1,6 +1,9 @@
 // Package learn holds what signpost learns of its callers across requests
 // and reloads: the aliases their corrections reveal, how they recover from
-// rejections, and the tokens of the bodies they were sent.
+// rejections, their identical failures in a row (repeat detection, which
+// tells a caller in a loop to stop), and the tokens of the bodies they
+// were sent. A caller is its session header, else its address with its
+// credential and client; the trackers share one bounded table of callers.
 package learn
 
 import (

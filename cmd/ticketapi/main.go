@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/signpost-proxy/signpost/test/ticketapi"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
 )
 
 func main() {

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/signpost-proxy/signpost/internal/observe"
 	"github.com/signpost-proxy/signpost/internal/redact"
+	"github.com/signpost-proxy/signpost/observe"
 )
 
 // masked marks a value the recorder hid, as the logs do.

@@ -11,11 +11,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/signpost-proxy/signpost/internal/jsontest"
+	"github.com/signpost-proxy/signpost/internal/ticketapi"
+	"github.com/signpost-proxy/signpost/mcp"
 	"github.com/signpost-proxy/signpost/proxy"
-	"github.com/signpost-proxy/signpost/proxy/mcp"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
-	"github.com/signpost-proxy/signpost/test/ticketapi"
 )
 
 // initialize is an MCP initialize request, the first a client sends.
@@ -38,7 +38,7 @@ const foreignRule = "must be a loopback origin (localhost, 127.0.0.0/8 or [::1])
 // served; a foreign or malformed one gets 403 with signpost's body in a
 // JSON-RPC error. A client sending the allowed origin calls tools.
 func TestOriginOverStreamableHTTP(t *testing.T) {
-	cfg, err := rules.Load("../../configs/tickets.yaml")
+	cfg, err := rules.Load("../configs/tickets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func (o withOrigin) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestServeRefusesABadAllowedOrigin: Serve refuses to start with an allowed
 // origin that is not one, naming it and the rule.
 func TestServeRefusesABadAllowedOrigin(t *testing.T) {
-	cfg, err := rules.Load("../../configs/tickets.yaml")
+	cfg, err := rules.Load("../configs/tickets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
