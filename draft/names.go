@@ -6,7 +6,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/signpost-proxy/signpost/internal/front"
 	"github.com/signpost-proxy/signpost/observe"
+	"github.com/signpost-proxy/signpost/rewrite"
 )
 
 // snakeName is the form the loader requires of route names and codes.
@@ -239,18 +241,16 @@ func nameRoutes(ops []*observe.Operation) (names, notes []string) {
 	return names, notes
 }
 
-// reservedCodes are signpost's own codes: a rule must not reuse one, or
-// its answers could not be told from signpost's.
-var reservedCodes = map[string]bool{
-	"validation_failed": true, "upstream_rejected": true, "rate_limited": true,
-	"upstream_failed": true, "upstream_unavailable": true, "upstream_invalid_response": true,
-	"invalid_json_body": true, "invalid_arguments": true, "invalid_header": true,
-	"request_body_too_large": true, "response_too_large": true, "unreadable_response": true,
-	"overloaded": true, "request_cancelled": true, "unknown_tool": true,
-	"upstream_timeout": true, "unreadable_request_body": true, "request_body_timeout": true,
-	"invalid_request_line": true, "missing_host": true, "invalid_host": true,
-	"invalid_request_target": true, "invalid_framing": true, "origin_not_allowed": true,
-}
+// reservedCodes are signpost's own codes, its front's refusals included: a
+// rule must not reuse one, or its answers could not be told from
+// signpost's.
+var reservedCodes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range append(rewrite.OwnCodes(), front.RefusalCodes()...) {
+		m[c] = true
+	}
+	return m
+}()
 
 // textCode makes a code of the first words of an upstream's text: "No such
 // ticket" is no_such_ticket.

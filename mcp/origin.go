@@ -14,10 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// codeOriginNotAllowed is the code of the 403 that refuses a request whose
-// Origin header names a web page not allowed to call the tools.
-const codeOriginNotAllowed = "origin_not_allowed"
-
 // maxOriginEcho bounds the Origin value a refusal echoes.
 const maxOriginEcho = 64
 
@@ -121,7 +117,7 @@ func (p *originPolicy) refusal(values []string) *rewrite.Error {
 		return nil
 	}
 	refuse := func(rule string) *rewrite.Error {
-		e := rewrite.Failure(http.StatusForbidden, codeOriginNotAllowed, rule, false)
+		e := rewrite.Failure(http.StatusForbidden, rewrite.CodeOriginNotAllowed, rule, false)
 		e.Field = "Origin"
 		e.Received = rewrite.Received(gjson.Result{Type: gjson.String, Str: strings.Join(values, ", ")}, maxOriginEcho)
 		return e

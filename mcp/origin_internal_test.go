@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/signpost-proxy/signpost/rewrite"
 )
 
 // TestParseOrigin takes an origin as browsers send it and gives the form
@@ -120,10 +122,10 @@ func TestOriginPolicy(t *testing.T) {
 				t.Errorf("%s, loopback listener %t: served; want 403 %s", tc.name, listener.loopback, listener.want)
 				continue
 			}
-			if e.Status != 403 || e.Code != codeOriginNotAllowed || e.Field != "Origin" || e.Retryable ||
+			if e.Status != 403 || e.Code != rewrite.CodeOriginNotAllowed || e.Field != "Origin" || e.Retryable ||
 				!strings.HasPrefix(e.Message, listener.want) {
 				t.Errorf("%s, loopback listener %t: %d %s; want 403 %s in Origin, its rule beginning %q",
-					tc.name, listener.loopback, e.Status, e.JSON(), codeOriginNotAllowed, listener.want)
+					tc.name, listener.loopback, e.Status, e.JSON(), rewrite.CodeOriginNotAllowed, listener.want)
 			}
 			if want := `"` + strings.Join(tc.origin, ", ") + `"`; string(e.Received) != want {
 				t.Errorf("%s: received %s, want %s", tc.name, e.Received, want)

@@ -19,10 +19,6 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// CodeInvalidArguments is the code of tool arguments that are not a JSON
-// object.
-const CodeInvalidArguments = "invalid_arguments"
-
 // newRequest turns a tool call's arguments into the HTTP request its route
 // describes: path variables fill the template, and each other argument
 // goes where its field lives (query, header, or a member of the JSON
@@ -239,7 +235,7 @@ func notAnObject(route *rules.Route, args gjson.Result, lim rules.Limits) *rewri
 	if len(names) > 0 {
 		msg += " of named arguments: " + strings.Join(names, ", ")
 	}
-	e := rewrite.Failure(http.StatusBadRequest, CodeInvalidArguments, msg, false)
+	e := rewrite.Failure(http.StatusBadRequest, rewrite.CodeInvalidArguments, msg, false)
 	if args.Exists() {
 		e.Received = rewrite.Received(args, lim.Received)
 	}

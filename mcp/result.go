@@ -109,7 +109,7 @@ func unreadable(res *http.Response, why string) *rewrite.Error {
 	if res.StatusCode < http.StatusBadRequest {
 		msg += "; the call succeeded, so check its effect before repeating it"
 	}
-	return rewrite.Failure(http.StatusBadGateway, "unreadable_response", msg, false)
+	return rewrite.Failure(http.StatusBadGateway, rewrite.CodeUnreadableResponse, msg, false)
 }
 
 // tooLarge describes an answer over the bound a result carries.
@@ -118,7 +118,7 @@ func tooLarge(res *http.Response, max int64) *rewrite.Error {
 	if res.StatusCode < http.StatusBadRequest {
 		msg += "; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it"
 	}
-	return rewrite.Failure(http.StatusBadGateway, "response_too_large", msg, false)
+	return rewrite.Failure(http.StatusBadGateway, rewrite.CodeResponseTooLarge, msg, false)
 }
 
 // errorResult is a body signpost composed itself, as a tool error.

@@ -33,7 +33,7 @@ func unknownTool(cfg *rules.Config, name string, lim rules.Limits) *rewrite.Erro
 			msg += ", and " + strconv.Itoa(more) + " more (list the tools)"
 		}
 	}
-	e := rewrite.Failure(http.StatusNotFound, "unknown_tool", msg, false)
+	e := rewrite.Failure(http.StatusNotFound, rewrite.CodeUnknownTool, msg, false)
 	e.Received = rewrite.Received(gjson.Result{Type: gjson.String, Str: name}, lim.Received)
 	if c := suggest.Closest(name, names); c != "" {
 		e.DidYouMean = []string{c}

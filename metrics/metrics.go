@@ -71,7 +71,7 @@ var limits = []string{"request_body", "request_body_timeout", "concurrency"}
 
 // failureCodes are the codes of signpost's answers for an upstream it got
 // no answer from, the code values of signpost_upstream_failures_total.
-var failureCodes = []string{"upstream_unavailable", "upstream_invalid_response", "upstream_timeout"}
+var failureCodes = []string{rewrite.CodeUnavailable, rewrite.CodeInvalidResponse, rewrite.CodeTimeout}
 
 // New creates the collectors and registers them with reg.
 func New(reg prometheus.Registerer) *Metrics {

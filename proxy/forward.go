@@ -386,7 +386,7 @@ func (p *Proxy) unreadableBody(w http.ResponseWriter, r *http.Request, ex *excha
 		return
 	}
 	ex.outcome = metrics.OutcomeRejected
-	p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
+	p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, rewrite.CodeUnreadableBody,
 		"the request body could not be read to its end; send the whole body again", true))
 }
 

@@ -423,7 +423,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				p.log.Warn("request body over the buffer budget, forwarded unchecked", "request_id", ex.id, "route", route.Name)
 			case err != nil:
 				ex.outcome = metrics.OutcomeRejected
-				p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, "unreadable_request_body",
+				p.answer(w, ex, rewrite.Failure(http.StatusBadRequest, rewrite.CodeUnreadableBody,
 					"the request body could not be read to its end; send the whole body again", true))
 				return
 			default:
@@ -469,7 +469,7 @@ func (p *Proxy) asteriskTarget(method string) *rewrite.Error {
 			break
 		}
 	}
-	e := rewrite.Failure(http.StatusBadRequest, "invalid_request_target",
+	e := rewrite.Failure(http.StatusBadRequest, rewrite.CodeRequestTarget,
 		"the target * is for OPTIONS alone (RFC 9112, section 3.2.4); send the path of a resource, e.g. "+method+" "+example, false)
 	e.Field, e.Received = "request-target", []byte(`"*"`)
 	return e

@@ -737,25 +737,25 @@ func failureOf(err error, repeatable bool) *rewrite.Error {
 	var status upstream.InvalidStatus
 	switch {
 	case (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) && repeatable:
-		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
+		return rewrite.Failure(http.StatusGatewayTimeout, rewrite.CodeTimeout,
 			"the upstream service did not answer in time; the call may be repeated with the same effect, retry it shortly", true)
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return rewrite.Failure(http.StatusGatewayTimeout, "upstream_timeout",
+		return rewrite.Failure(http.StatusGatewayTimeout, rewrite.CodeTimeout,
 			"the upstream service did not answer in time; the call may or may not have taken effect, check before retrying", true)
 	case errors.As(err, &status) && repeatable:
-		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
+		return rewrite.Failure(http.StatusBadGateway, rewrite.CodeInvalidResponse,
 			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may be repeated with the same effect", int(status)), true)
 	case errors.As(err, &status):
-		return rewrite.Failure(http.StatusBadGateway, "upstream_invalid_response",
+		return rewrite.Failure(http.StatusBadGateway, rewrite.CodeInvalidResponse,
 			fmt.Sprintf("the upstream service answered with status %03d, which HTTP does not define; the call may or may not have taken effect, so check before repeating it", int(status)), false)
 	case upstream.NothingSent(err):
-		return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+		return rewrite.Failure(http.StatusBadGateway, rewrite.CodeUnavailable,
 			"the upstream service could not be reached; the call did not take effect, retry it shortly", true)
 	case repeatable:
-		return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+		return rewrite.Failure(http.StatusBadGateway, rewrite.CodeUnavailable,
 			"the upstream service closed the connection without answering; the call may be repeated with the same effect, retry it shortly", true)
 	}
-	return rewrite.Failure(http.StatusBadGateway, "upstream_unavailable",
+	return rewrite.Failure(http.StatusBadGateway, rewrite.CodeUnavailable,
 		"the upstream service closed the connection without answering; the call may or may not have taken effect, so check before repeating it", false)
 }
 
@@ -780,9 +780,9 @@ func (p *Proxy) cancelled(w http.ResponseWriter, r *http.Request, ex *exchange) 
 // be repeated. 499 is the status proxies log for it; there is no standard
 // one.
 var (
-	callerClosed = &rewrite.Error{Status: statusCallerClosed, Code: "request_cancelled", Uncertain: true,
+	callerClosed = &rewrite.Error{Status: statusCallerClosed, Code: rewrite.CodeCancelled, Uncertain: true,
 		Message: "the connection closed its sending side before the answer came, so signpost cancelled the call; it may or may not have taken effect: keep the connection open until the answer arrives, and check before repeating the call"}
-	callerClosedRepeatable = rewrite.Failure(statusCallerClosed, "request_cancelled",
+	callerClosedRepeatable = rewrite.Failure(statusCallerClosed, rewrite.CodeCancelled,
 		"the connection closed its sending side before the answer came, so signpost cancelled the call; it may be repeated with the same effect: keep the connection open until the answer arrives", true)
 )
 

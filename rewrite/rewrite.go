@@ -491,20 +491,20 @@ const maxRetryAfter = 86400
 // TooLarge describes a request body over the bound signpost reads to
 // check a route's fields.
 func TooLarge(limit int64) *Error {
-	return &Error{Status: http.StatusRequestEntityTooLarge, Code: "request_body_too_large",
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 		Message: "the request body is over " + rules.SizeText(limit) + ", the most signpost reads to check its fields; send a smaller body"}
 }
 
 // SlowBody describes a request body that did not arrive within wait,
 // which signpost gives a body it reads before calling the upstream.
 func SlowBody(wait time.Duration) *Error {
-	return &Error{Status: http.StatusRequestTimeout, Code: "request_body_timeout", Retryable: true,
+	return &Error{Status: http.StatusRequestTimeout, Code: CodeBodyTimeout, Retryable: true,
 		Message: "the request body did not arrive within " + wait.String() + " of its headers; send the call again with its whole body right after the headers"}
 }
 
 // Overloaded describes signpost at its bound of concurrent requests.
 func Overloaded(limit int) *Error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: "overloaded", Retryable: true, RetryAfter: 1,
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeOverloaded, Retryable: true, RetryAfter: 1,
 		Message: "signpost is serving its limit of " + strconv.Itoa(limit) + " requests at once; repeat the call in a second"}
 }
 

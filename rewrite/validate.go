@@ -193,14 +193,6 @@ func stateOnce(faults []Entry, max int) (listed, unlisted []Entry) {
 	return listed, unlisted
 }
 
-// CodeValidationFailed is the code of a batch of field faults, which
-// stand for themselves: it names no fault of its own.
-const CodeValidationFailed = "validation_failed"
-
-// CodeInvalidJSON is the code of a request body that is not JSON on a route
-// that declares body fields.
-const CodeInvalidJSON = "invalid_json_body"
-
 // Before validates a request in a route's "before" mode: nil when every
 // declared field conforms, else the body to answer with, status 400,
 // without calling the upstream.

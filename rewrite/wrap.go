@@ -7,13 +7,6 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-// Codes of wrapped upstream errors, which no rule explains.
-const (
-	CodeRejected    = "upstream_rejected" // a 4xx
-	CodeRateLimited = "rate_limited"      // a 429
-	CodeFailed      = "upstream_failed"   // a 5xx
-)
-
 // Wrap describes an upstream error that no rule matched, or whose body was
 // too large to read: a generic code, the status kept, retryable derived
 // from it. A 5xx on a request that is not idempotent may have taken effect,

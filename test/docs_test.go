@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/signpost-proxy/signpost/internal/front"
+	"github.com/signpost-proxy/signpost/rewrite"
 )
 
 // maxReadme is the most README.md may weigh: what signpost is, the two
@@ -313,4 +316,41 @@ func fencedBlocks(md, lang string) []string {
 		}
 	}
 	return blocks
+}
+
+// TestDocsOwnCodes checks signpost's own answer codes against the table of
+// them in docs/response-contract.md: every code signpost answers with
+// itself is listed there, and every code listed is one it answers with.
+func TestDocsOwnCodes(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../docs/response-contract.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	_, table, ok := strings.Cut(page, "## Signpost's own answers")
+	if !ok {
+		t.Fatal(`docs/response-contract.md has no "Signpost's own answers" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n\n## ")
+	own := map[string]bool{}
+	for _, c := range append(rewrite.OwnCodes(), front.RefusalCodes()...) {
+		own[c] = true
+		if !strings.Contains(table, "`"+c+"`") {
+			t.Errorf("signpost answers with %s, which the table of docs/response-contract.md's \"Signpost's own answers\" does not list", c)
+		}
+	}
+	row := regexp.MustCompile(`(?m)^\| [0-9x, ]+ \| (.*?) \|`)
+	listed := 0
+	for _, m := range row.FindAllStringSubmatch(table, -1) {
+		for _, c := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[1], -1) {
+			listed++
+			if !own[c[1]] {
+				t.Errorf("docs/response-contract.md lists %s among signpost's own answers, which no code of signpost's is", c[1])
+			}
+		}
+	}
+	if listed < len(own) {
+		t.Errorf("%d codes in the table; want at least the %d signpost answers with", listed, len(own))
+	}
 }
