@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 )
 
 // A caller's request body, where signpost needs it: read whole before the
@@ -81,7 +82,7 @@ func (p *Proxy) bufferRequest(w http.ResponseWriter, r *http.Request, ex *exchan
 // arrived reports whether body is already read whole from the connection,
 // so that reading it cannot wait on the caller.
 func arrived(body io.Reader) bool {
-	b, ok := body.(interface{ Arrived() bool })
+	b, ok := body.(httpwire.ArrivedBody)
 	return ok && b.Arrived()
 }
 

@@ -264,7 +264,7 @@ func (p *Proxy) writeRequest(bw *bufio.Writer, r *http.Request, body []byte) err
 // may answer the head alone (401, 413) while the caller is still sending.
 // A body that has arrived whole goes with the head, in one write.
 func flushUnlessArrived(bw *bufio.Writer, body io.Reader) error {
-	if b, ok := body.(interface{ Arrived() bool }); ok && b.Arrived() {
+	if b, ok := body.(httpwire.ArrivedBody); ok && b.Arrived() {
 		return nil
 	}
 	return bw.Flush()

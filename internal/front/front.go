@@ -985,6 +985,11 @@ func (b *frontBody) close() { _ = b.Close() }
 
 // Arrived reports whether the rest of the body is already read from the
 // connection, so that reading it cannot wait on the caller.
+var (
+	_ httpwire.ArrivedBody      = (*frontBody)(nil)
+	_ httpwire.AfterFuncContext = (*callerContext)(nil)
+)
+
 func (b *frontBody) Arrived() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

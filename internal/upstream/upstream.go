@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/internal/rawconn"
 )
 
@@ -184,7 +185,7 @@ func (c *upConn) cutShort() {
 // afterFunc is context.AfterFunc, without its allocations for a context
 // that registers functions itself, as the front's does.
 func afterFunc(ctx context.Context, f func()) (stop func() bool) {
-	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+	if a, ok := ctx.(httpwire.AfterFuncContext); ok {
 		return a.AfterFunc(f)
 	}
 	return context.AfterFunc(ctx, f)
@@ -622,6 +623,8 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 
 // Arrived reports whether the whole body is already read from the
 // connection, so that reading it cannot stall.
+var _ httpwire.ArrivedBody = (*upstreamBody)(nil)
+
 func (b *upstreamBody) Arrived() bool {
 	if b.eof.Load() {
 		return true
