@@ -78,7 +78,7 @@ func (l *learner) rejected(id callerID, route *rules.Route, req *rewrite.Request
 	}
 	l.table.mu.Lock()
 	defer l.table.mu.Unlock()
-	p := &l.table.callers.touch(id).pending
+	p := &l.table.callers.Touch(id).pending
 	if len(*p) == 0 {
 		l.waiting.Add(1)
 	}
@@ -117,7 +117,7 @@ func (l *learner) succeeded(id callerID, route *rules.Route, req *rewrite.Reques
 		return // the common case: nobody is recovering
 	}
 	l.table.mu.Lock()
-	r, ok := l.table.callers.get(id)
+	r, ok := l.table.callers.Peek(id)
 	if !ok {
 		l.table.mu.Unlock()
 		return

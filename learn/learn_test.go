@@ -83,8 +83,8 @@ func TestLearnerForgetsLeastRecentCallers(t *testing.T) {
 	for _, c := range []string{"a", "b", "c"} { // bound is 2: a is forgotten
 		l.rejected(id(c), route, body(`{"country":"UK"}`), &rewrite.Error{Field: "country"})
 	}
-	if l.table.callers.len() != 2 || l.waiting.Load() != 2 {
-		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.table.callers.len(), l.waiting.Load())
+	if l.table.callers.Len() != 2 || l.waiting.Load() != 2 {
+		t.Fatalf("%d callers, %d waiting; want 2 and 2", l.table.callers.Len(), l.waiting.Load())
 	}
 	for _, c := range []string{"a", "b", "c"} {
 		l.succeeded(id(c), route, body(`{"country":"GB"}`))

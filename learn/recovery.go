@@ -49,7 +49,7 @@ func newRecovery(cfg rules.Learn, m *metrics.Metrics, t *table) *recovery {
 func (r *recovery) rejected(caller callerID, route, code string) {
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	t := &r.table.callers.touch(caller).tracked
+	t := &r.table.callers.Touch(caller).tracked
 	if a := t.find(route); a != nil {
 		a.calls++
 		return
@@ -66,7 +66,7 @@ func (r *recovery) called(caller callerID, route string) {
 	}
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	if c, ok := r.table.callers.get(caller); ok {
+	if c, ok := r.table.callers.Peek(caller); ok {
 		if a := c.tracked.find(route); a != nil {
 			a.calls++
 		}
@@ -79,7 +79,7 @@ func (r *recovery) succeeded(caller callerID, route string) {
 		return // the common case: nobody is recovering
 	}
 	r.table.mu.Lock()
-	c, ok := r.table.callers.get(caller)
+	c, ok := r.table.callers.Peek(caller)
 	if !ok {
 		r.table.mu.Unlock()
 		return
@@ -104,7 +104,7 @@ func (r *recovery) succeeded(caller callerID, route string) {
 func (r *recovery) stopped(caller callerID, route, code string) {
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	t := &r.table.callers.touch(caller).tracked
+	t := &r.table.callers.Touch(caller).tracked
 	a := t.find(route)
 	if a == nil {
 		a = t.add(route)
@@ -152,7 +152,7 @@ func (r *recovery) expire() {
 	cutoff := r.now().Add(-r.window).UnixNano()
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	r.table.callers.sweep(func(_ callerID, c *record) bool {
+	r.table.callers.Sweep(func(_ callerID, c *record) bool {
 		c.tracked = slices.DeleteFunc(c.tracked, func(a routed[attempt]) bool {
 			if a.v.since >= cutoff {
 				return false

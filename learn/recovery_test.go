@@ -56,8 +56,8 @@ func TestRecovery(t *testing.T) {
 	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "update_ticket", "code", "invalid_status"); c != 1 {
 		t.Errorf("unrecovered = %v; want 1", c)
 	}
-	if r.pending.Load() != 0 || r.table.callers.len() != 0 {
-		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), r.table.callers.len())
+	if r.pending.Load() != 0 || r.table.callers.Len() != 0 {
+		t.Errorf("%d pending, %d callers left; want none", r.pending.Load(), r.table.callers.Len())
 	}
 
 	// A success after the window is no recovery.
@@ -73,8 +73,8 @@ func TestRecovery(t *testing.T) {
 	for _, c := range []string{"a", "b", "c", "d"} {
 		r.rejected(id(c), "get_ticket", "unknown_ticket")
 	}
-	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.table.callers.len() != 3 {
-		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.table.callers.len())
+	if c := metricstest.Counter(t, reg, "signpost_unrecovered_total", "route", "get_ticket", "code", "unknown_ticket"); c != 1 || r.table.callers.Len() != 3 {
+		t.Errorf("after eviction: unrecovered %v, %d callers; want 1 and 3", c, r.table.callers.Len())
 	}
 }
 

@@ -46,7 +46,7 @@ func (r *repeats) failed(caller callerID, route string, call uint64, e *rewrite.
 	now := r.now().UnixNano()
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	t := &r.table.callers.touch(caller).streaks
+	t := &r.table.callers.Touch(caller).streaks
 	s := t.find(route)
 	switch {
 	case s == nil:
@@ -67,7 +67,7 @@ func (r *repeats) succeeded(caller callerID, route string) {
 	}
 	r.table.mu.Lock()
 	defer r.table.mu.Unlock()
-	c, ok := r.table.callers.get(caller)
+	c, ok := r.table.callers.Peek(caller)
 	if !ok {
 		return
 	}

@@ -93,7 +93,7 @@ func TestRepeatsBounded(t *testing.T) {
 	r.failed(id("a"), "import", 0, e)
 	r.failed(id("b"), "export", 0, e)
 	r.failed(id("c"), "export", 0, e)
-	if n, live := r.table.callers.len(), r.live.Load(); n != 2 || live != 2 {
+	if n, live := r.table.callers.Len(), r.live.Load(); n != 2 || live != 2 {
 		t.Errorf("%d callers, %d streaks kept; want 2 and 2", n, live)
 	}
 	if got := r.failed(id("a"), "export", 0, e); got != 1 {

@@ -41,8 +41,8 @@ func TestLearnedValuesHoldNoRequestBody(t *testing.T) {
 		}
 	}
 	held := int64(inUse()) - int64(before)
-	if l.table.callers.len() != 1000 || len(l.pairs) != 1 {
-		t.Fatalf("%d callers and %d pairs; want 1000 remembered and UK -> GB", l.table.callers.len(), len(l.pairs))
+	if l.table.callers.Len() != 1000 || len(l.pairs) != 1 {
+		t.Fatalf("%d callers and %d pairs; want 1000 remembered and UK -> GB", l.table.callers.Len(), len(l.pairs))
 	}
 	if held > 8<<20 {
 		t.Errorf("learning 1000 callers' values held %d MB of the heap; want a few: the 64 KiB bodies were kept", held>>20)

@@ -1,13 +1,17 @@
 package learn
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/signpost-proxy/signpost/internal/lru"
+)
 
 // table is the callers the trackers share: one bound, one lock, and one
 // record per caller holding each tracker's part, so that a caller costs
 // one entry however many trackers know it.
 type table struct {
 	mu      sync.Mutex
-	callers *callers[callerID, record]
+	callers *lru.LRU[callerID, record]
 	forget  []func(*record) // each tracker's part in forgetting a caller
 }
 
@@ -23,9 +27,9 @@ type record struct {
 	streaks streaks // repeats'
 }
 
-// reuse empties r for the next caller of its slot, keeping the arrays
-// its lists hold (callers.touch).
-func (r *record) reuse() {
+// Reuse empties r for the next caller of its slot, keeping the arrays its
+// lists hold (lru.Reuser).
+func (r *record) Reuse() {
 	r.pending.reuse()
 	r.tracked.reuse()
 	r.streaks.reuse()
@@ -38,7 +42,7 @@ func (r *record) empty() bool {
 // newTable makes a table of at most max callers.
 func newTable(max int) *table {
 	t := &table{}
-	t.callers = newCallers(max, func(_ callerID, r *record) {
+	t.callers = lru.New(max, func(_ callerID, r *record) {
 		for _, f := range t.forget {
 			f(r)
 		}

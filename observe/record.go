@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/signpost-proxy/signpost/internal/lru"
 	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/tidwall/gjson"
 )
@@ -35,8 +36,8 @@ type Record struct {
 	o       Options
 	since   time.Time
 	now     time.Time // the time of the Add under way
-	ops     lru[string, *operation]
-	callers lru[uint64, caller]
+	ops     *lru.LRU[string, *operation]
+	callers *lru.LRU[uint64, caller]
 	dropped Dropped
 	lastID  uint64 // the last id given to an operation or an error entry
 
@@ -56,7 +57,7 @@ type operation struct {
 	requests, successes int64
 	fields              []*field
 	byField             map[fieldKey]int32 // index in fields
-	errors              lru[errKey, errEntry]
+	errors              *lru.LRU[errKey, errEntry]
 }
 
 type fieldKey struct{ in, name string }
@@ -85,8 +86,8 @@ func (r *Record) Reset() {
 func (r *Record) reset() {
 	r.since = r.o.Now()
 	r.dropped = Dropped{}
-	r.ops = newLRU(r.o.Operations, func(string, **operation) { r.dropped.Operations++ })
-	r.callers = newLRU(r.o.Callers, func(_ uint64, c *caller) {
+	r.ops = lru.New(r.o.Operations, func(string, **operation) { r.dropped.Operations++ })
+	r.callers = lru.New(r.o.Callers, func(_ uint64, c *caller) {
 		if c.waiting(r.now, r.o.Window) {
 			r.dropped.Callers++
 		}
@@ -158,8 +159,8 @@ func (r *Record) operation(x *Exchange) *operation {
 	}
 	r.key = k
 	var op **operation
-	if n, found := r.ops.m[string(k)]; found {
-		op = r.ops.use(n)
+	if o, found := lru.GetBytes(r.ops, k); found {
+		op = o
 	} else {
 		op = r.newOperation(x)
 	}
@@ -172,7 +173,7 @@ func (r *Record) newOperation(x *Exchange) **operation {
 		route:   strings.Clone(x.Route),
 		method:  strings.ToUpper(x.Method),
 		byField: make(map[fieldKey]int32),
-		errors:  newLRU(r.o.Errors, func(errKey, *errEntry) { r.dropped.Errors++ }),
+		errors:  lru.New(r.o.Errors, func(errKey, *errEntry) { r.dropped.Errors++ }),
 	}
 	if x.Route != "" {
 		op.path = strings.Clone(x.Template)
@@ -182,7 +183,7 @@ func (r *Record) newOperation(x *Exchange) **operation {
 	op.method = strings.Clone(op.method)
 	op.vars = templateVars(op.path)
 	op.label = op.method + " " + op.path
-	p := r.ops.add(string(r.key))
+	p := r.ops.Add(string(r.key))
 	*p = op
 	return p
 }
@@ -333,13 +334,13 @@ type errEntry struct {
 func (r *Record) catalogue(op *operation, x *Exchange) (*errEntry, errKey) {
 	path, text := identify(x.Response, x.ResponseType)
 	k := errKey{status: x.Status, json: path, text: text}
-	if e, found := op.errors.get(k); found {
+	if e, found := op.errors.Get(k); found {
 		e.count++
 		e.last = r.now
 		return e, k
 	}
 	k.json, k.text = strings.Clone(k.json), strings.Clone(k.text)
-	e := op.errors.add(k)
+	e := op.errors.Add(k)
 	*e = errEntry{
 		id:          r.nextID(),
 		contentType: strings.Clone(x.ResponseType),

@@ -50,9 +50,9 @@ func (c *caller) waiting(now time.Time, window time.Duration) bool {
 // failed makes the error the caller's pending one on op, holding a copy
 // of the request's field values; e is nil for an error a rule explains.
 func (r *Record) failed(op *operation, id uint64, e *errEntry, k errKey) {
-	c, found := r.callers.get(id)
+	c, found := r.callers.Get(id)
 	if !found {
-		c = r.callers.add(id)
+		c = r.callers.Add(id)
 	}
 	var p *pending
 	for i := range c.pending {
@@ -94,7 +94,7 @@ func (r *Record) failed(op *operation, id uint64, e *errEntry, k errKey) {
 // window, it is the error's recovery. While errors are pending, the
 // success is remembered, should it be what another one needed first.
 func (r *Record) succeeded(op *operation, id uint64) {
-	c, found := r.callers.get(id)
+	c, found := r.callers.Get(id)
 	if !found {
 		return
 	}
@@ -114,7 +114,7 @@ func (r *Record) succeeded(op *operation, id uint64) {
 	}
 	p := &c.pending[i]
 	if p.errID != 0 && r.now.Sub(p.at) <= r.o.Window {
-		if e, ok := op.errors.peek(p.err); ok && e.id == p.errID {
+		if e, ok := op.errors.Peek(p.err); ok && e.id == p.errID {
 			e.recovered++
 			r.blame(op, e, p)
 			r.before(e, c, p, op.id)

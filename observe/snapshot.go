@@ -15,10 +15,10 @@ func (r *Record) Document() Document {
 		Version:        DocumentVersion,
 		Since:          r.since,
 		RecoveryWindow: r.o.Window.String(),
-		Operations:     make([]Operation, 0, r.ops.len()),
+		Operations:     make([]Operation, 0, r.ops.Len()),
 		Dropped:        r.dropped,
 	}
-	r.ops.each(func(_ string, op **operation) {
+	r.ops.Each(func(_ string, op **operation) {
 		d.Operations = append(d.Operations, (*op).document())
 	})
 	slices.SortFunc(d.Operations, compareOperations)
@@ -33,12 +33,12 @@ func (op *operation) document() Operation {
 		Requests:  op.requests,
 		Successes: op.successes,
 		Fields:    make([]Field, 0, len(op.fields)),
-		Errors:    make([]Error, 0, op.errors.len()),
+		Errors:    make([]Error, 0, op.errors.Len()),
 	}
 	for _, f := range op.fields {
 		o.Fields = append(o.Fields, f.document())
 	}
-	op.errors.each(func(k errKey, e *errEntry) {
+	op.errors.Each(func(k errKey, e *errEntry) {
 		o.Errors = append(o.Errors, e.document(k))
 	})
 	slices.SortFunc(o.Errors, compareErrors)
