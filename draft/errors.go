@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/signpost-proxy/signpost/observe"
+	"github.com/signpost-proxy/signpost/rules/rulefile"
 	"github.com/tidwall/gjson"
 )
 
@@ -259,7 +260,7 @@ func ruleMessage(method string, e *observe.Error, prereq *routeRef, fieldRule bo
 	if fieldRule && prereq == nil && (e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity) {
 		return ""
 	}
-	text := strings.TrimSpace(oneLine(e.Text))
+	text := strings.TrimSpace(rulefile.OneLine(e.Text))
 	if text == "" {
 		return fmt.Sprintf("the upstream refused the call (%d) without saying why", e.Status)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/rules/rulefile"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 	"gopkg.in/yaml.v3"
@@ -214,7 +215,7 @@ func errorCase(r *routeDraft, route *rules.Route, d *ruleDraft) *yaml.Node {
 }
 
 func testText(d *ruleDraft) string {
-	t := oneLine(d.err.Text)
+	t := rulefile.OneLine(d.err.Text)
 	if r := []rune(t); len(r) > 40 {
 		t = string(r[:40]) + "…"
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
-	"gopkg.in/yaml.v3"
 )
 
 func TestRouteName(t *testing.T) {
@@ -102,34 +101,6 @@ func TestBodyRegex(t *testing.T) {
 		}
 		if tc.sample != "" && !regexp.MustCompile(got).MatchString(tc.sample) {
 			t.Errorf("%s does not match its sample %q", got, tc.sample)
-		}
-	}
-}
-
-// Every scalar reads back as the same string, in a flow mapping and as a
-// block value, whatever YAML would make of it written plain.
-func TestScalarRoundTrip(t *testing.T) {
-	for _, s := range []string{
-		"open", "T-8841", "1", "3.5", "true", "yes", "No", "null", "~", "", " lead", "trail ",
-		"a: b", "a #b", "#x", "- x", "[x]", "{x}", "a, b", "it's", `say "hi"`, "2026-03-11",
-		"/tickets/{ticket_id}", "^T-[0-9]+$", "line\nbreak", "tab\there", "nul\x00", "é ü", "*ref", "&anchor",
-		"!tag", "%x", "@x", "`x", "|", ">", "?", ":", "assign_ticket(ticket_id, assignee)",
-	} {
-		for _, render := range []func(string) string{scalar, blockScalar} {
-			out := render(s)
-			for _, doc := range []string{"k: " + out, "{k: " + out + "}"} {
-				if strings.HasPrefix(doc, "{") && out != scalar(s) {
-					continue // blockScalar is for block context only
-				}
-				var m map[string]any
-				if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-					t.Errorf("%q rendered %s: %v", s, out, err)
-					continue
-				}
-				if got, ok := m["k"].(string); !ok || got != s {
-					t.Errorf("%q rendered %s reads back as %#v", s, out, m["k"])
-				}
-			}
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/signpost-proxy/signpost/rules/rulefile"
 )
 
 // Rules is a rule file written from a spec.
@@ -65,7 +66,7 @@ func Import(name string, data []byte) (*Rules, error) {
 	if w.routes == 0 {
 		return nil, fmt.Errorf("%s: no operation of the spec can be a route, so there is nothing to import: %s", name, strings.Join(w.skipped, "; "))
 	}
-	return &Rules{Text: w.b.Bytes(), Routes: w.routes, Fields: w.fields}, nil
+	return &Rules{Text: w.Bytes(), Routes: w.routes, Fields: w.fields}, nil
 }
 
 // specCheckVersion reads the document's version key before kin-openapi does,
@@ -763,7 +764,7 @@ var plainVarName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // ruleWriter accumulates the rule file.
 type ruleWriter struct {
-	b              bytes.Buffer
+	rulefile.Writer
 	routes, fields int
 	first          bool     // no route written yet
 	skipped        []string // operations left out, and why
@@ -772,20 +773,14 @@ type ruleWriter struct {
 // gap separates one route from the next with a blank line.
 func (w *ruleWriter) gap() {
 	if !w.first {
-		w.line(0, "")
+		w.Blank()
 	}
 	w.first = false
 }
 
-func (w *ruleWriter) line(indent int, format string, args ...any) {
-	w.b.WriteString(strings.Repeat(" ", indent))
-	fmt.Fprintf(&w.b, format, args...)
-	w.b.WriteByte('\n')
-}
-
 // comment writes text as one comment line at indent.
 func (w *ruleWriter) comment(indent int, text string) {
-	w.line(indent, "# %s", flatten(text))
+	w.Comment(indent, flatten(text))
 }
 
 func (w *ruleWriter) header(name string, doc *openapi3.T) {
@@ -796,7 +791,7 @@ func (w *ruleWriter) header(name string, doc *openapi3.T) {
 	}
 	w.comment(0, fmt.Sprintf("Starter rules for %s %s (OpenAPI %s), written by signpost import openapi", title, version, doc.OpenAPI))
 	w.comment(0, "from "+commentText(name)+".")
-	w.line(0, "#")
+	w.Comment(0, "")
 	w.comment(0, "One route per operation, with the fields its parameters and JSON body declare.")
 	w.comment(0, "Error rules are left to you: under each route, a comment lists the error")
 	w.comment(0, "responses the spec documents. Check the file with signpost check.")
@@ -806,7 +801,7 @@ func (w *ruleWriter) header(name string, doc *openapi3.T) {
 		placeholder = "upstream: the spec names no server; give the API's base URL here, e.g. upstream: https://api.example.com, or pass --upstream to signpost serve."
 	default:
 		if u, ok := specServerURL(doc.Servers[0]); ok {
-			w.line(0, "upstream: %s", yamlBlock(u))
+			w.Line(0, "upstream: "+rulefile.BlockScalar(u))
 			break
 		}
 		eg := "https://api.example.com"
@@ -816,12 +811,10 @@ func (w *ruleWriter) header(name string, doc *openapi3.T) {
 		placeholder = fmt.Sprintf("upstream: the spec's first server, %s, is not an absolute http(s) URL; give the API's base URL here, e.g. upstream: %s, or pass --upstream to signpost serve.", jsonInline(doc.Servers[0].URL), eg)
 	}
 	if placeholder != "" {
-		for _, l := range wrapComment(0, placeholder) {
-			w.line(0, "%s", l)
-		}
+		w.Note(0, placeholder)
 	}
-	w.line(0, "")
-	w.line(0, "routes:")
+	w.Blank()
+	w.Line(0, "routes:")
 	w.first = true
 }
 
@@ -853,7 +846,7 @@ func (w *ruleWriter) route(o specOp, name string) {
 	}
 	var r ruleWriter
 	r.routeBody(o, name)
-	if _, err := rules.Parse("route", append([]byte("routes:\n"), r.b.Bytes()...)); err != nil {
+	if _, err := rules.Parse("route", append([]byte("routes:\n"), r.Bytes()...)); err != nil {
 		var whys []string
 		var ps rules.Problems
 		if errors.As(err, &ps) {
@@ -865,17 +858,15 @@ func (w *ruleWriter) route(o specOp, name string) {
 		w.gap()
 		w.comment(2, fmt.Sprintf("%s %s is left out: as imported, signpost check reports:", o.method, o.path))
 		for _, why := range whys {
-			for _, l := range wrapComment(4, why) {
-				w.line(2, "# %s", strings.TrimPrefix(l, "# "))
-			}
+			w.Note(2, why)
 		}
-		for _, l := range strings.Split(strings.TrimSuffix(r.b.String(), "\n"), "\n") {
-			w.line(0, "# %s", l)
+		for _, l := range strings.Split(strings.TrimSuffix(string(r.Bytes()), "\n"), "\n") {
+			w.Inactive(0, l)
 		}
 		return
 	}
 	w.gap()
-	w.b.Write(r.b.Bytes())
+	w.Append(r.Bytes())
 	w.routes++
 	w.fields += r.fields
 }
@@ -895,11 +886,11 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 			renamed[v] = nv
 		}
 	}
-	w.line(2, "%s:", name)
-	w.line(4, "method: %s", o.method)
-	w.line(4, "path: %s", yamlBlock(path))
+	w.Line(2, name+":")
+	w.Line(4, "method: "+o.method)
+	w.Line(4, "path: "+rulefile.BlockScalar(path))
 	if d := routeDescription(o.op); d != "" {
-		w.line(4, "description: %s", yamlText(d))
+		w.Line(4, "description: "+rulefile.BlockScalar(d))
 	}
 	fields, notes := importFields(o)
 	for v, nv := range renamed {
@@ -907,7 +898,7 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 	}
 	slices.Sort(notes[len(notes)-len(renamed):])
 	taken := map[string]bool{}
-	var lines []string
+	var lines rulefile.Writer // the fields, at their indent
 	for _, d := range fields {
 		if nv, ok := renamed[d.key]; ok && d.in == "path" {
 			d.key, d.name = nv, nv
@@ -921,36 +912,30 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 		}
 		taken[d.name] = true
 		for _, n := range d.notes {
-			lines = append(lines, wrapComment(6, n)...)
+			lines.Note(6, n)
 		}
 		if d.wantPattern != "" {
 			want := *d
 			want.pattern, want.example = d.wantPattern, "<a value that matches>"
-			lines = append(lines, "# "+d.name+": "+want.flow())
+			lines.Inactive(6, d.name+": "+want.flow())
 		}
 		if !d.checks() && d.description == "" {
 			// Declared for the tool, which would otherwise lack it; the
 			// description keeps signpost check from calling it unused.
 			d.description = d.kind()
 		}
-		lines = append(lines, d.name+": "+d.flow())
+		lines.Line(6, d.name+": "+d.flow())
 		w.fields++
 	}
-	if len(lines) > 0 || len(notes) > 0 {
-		for _, n := range notes {
-			for _, l := range wrapComment(4, n) {
-				w.line(4, "%s", l)
-			}
-		}
-		if w.fields > 0 {
-			w.line(4, "fields:")
-		} else if len(lines) > 0 {
-			w.comment(4, "fields:")
-		}
-		for _, l := range lines {
-			w.line(6, "%s", l)
-		}
+	for _, n := range notes {
+		w.Note(4, n)
 	}
+	if w.fields > 0 {
+		w.Line(4, "fields:")
+	} else if lines.Len() > 0 {
+		w.comment(4, "fields:")
+	}
+	w.Append(lines.Bytes())
 	w.comment(4, "errors: add a rule per bare error this operation returns; see signpost explain.")
 	errs := specErrorResponses(o.op)
 	if len(errs) == 0 {
@@ -959,7 +944,7 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 	}
 	w.comment(4, "The spec documents:")
 	for _, e := range errs {
-		w.line(4, "#   %s", e)
+		w.Comment(4, "  "+flatten(e))
 	}
 }
 
@@ -967,7 +952,7 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 func (d *importField) flow() string {
 	parts := []string{"in: " + d.in}
 	if d.key != "" && d.key != d.name {
-		parts = append(parts, "key: "+yamlFlow(d.key))
+		parts = append(parts, "key: "+rulefile.Scalar(d.key))
 	}
 	if d.required && d.in != "path" { // a path variable is always required
 		parts = append(parts, "required: true")
@@ -975,7 +960,7 @@ func (d *importField) flow() string {
 	if d.enum != nil {
 		vs := make([]string, len(d.enum))
 		for i, v := range d.enum {
-			vs[i] = yamlFlow(v)
+			vs[i] = rulefile.Scalar(v)
 		}
 		parts = append(parts, "enum: ["+strings.Join(vs, ", ")+"]")
 	}
@@ -989,13 +974,13 @@ func (d *importField) flow() string {
 		parts = append(parts, "max: "+numText(*d.max))
 	}
 	if d.pattern != "" {
-		parts = append(parts, "pattern: "+yamlQuoted(d.pattern), "example: "+yamlFlow(d.example))
+		parts = append(parts, "pattern: "+rulefile.Quoted(d.pattern), "example: "+rulefile.Scalar(d.example))
 	}
 	if d.maxLen > 0 {
 		parts = append(parts, "max_length: "+strconv.FormatUint(d.maxLen, 10))
 	}
 	if d.description != "" {
-		parts = append(parts, "description: "+yamlFlowText(d.description))
+		parts = append(parts, "description: "+rulefile.Scalar(d.description))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -1088,25 +1073,6 @@ func specErrorResponses(op *openapi3.Operation) []string {
 	return out
 }
 
-// wrapComment words a note as comment lines that fit 100 columns at
-// indent, continuation lines indented by two more spaces.
-func wrapComment(indent int, text string) []string {
-	width := max(100-indent, 60)
-	var out []string
-	line := "#"
-	for _, word := range strings.Fields(text) {
-		if line != "#" && line != "#  " && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
-			out = append(out, line)
-			line = "#  "
-		}
-		line += " " + word
-	}
-	if line != "#" && line != "#  " {
-		out = append(out, line)
-	}
-	return out
-}
-
 // flatten collapses runs of spaces, line breaks and control characters
 // into single spaces.
 func flatten(s string) string {
@@ -1142,92 +1108,4 @@ func jsonInline(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// yamlPlainFlow and yamlPlainBlock are the characters a scalar may hold unquoted
-// inside a flow mapping or as a block mapping's value; yamlReadsAs then
-// checks that YAML reads it back as the same string.
-var (
-	yamlPlainFlow  = regexp.MustCompile(`^[A-Za-z0-9_/.\\][A-Za-z0-9_ ./@+\\-]*$`)
-	yamlPlainBlock = regexp.MustCompile(`^[A-Za-z0-9_/.][A-Za-z0-9_./@+{}~:-]*$`)
-)
-
-// yamlFlow renders s as a scalar inside a flow mapping or sequence.
-func yamlFlow(s string) string {
-	if yamlPlainFlow.MatchString(s) && !strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("[", s, "]") {
-		return s
-	}
-	return yamlQuoted(s)
-}
-
-// yaml11Bool reports whether YAML 1.1, which some tools still follow, reads
-// s as a boolean: yes, no, on, off and the like. yaml.v3 reads them as
-// strings, but a reader of the file should not have to know that.
-func yaml11Bool(s string) bool {
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "on", "off":
-		return true
-	}
-	return false
-}
-
-// yamlPlainText is prose a block mapping's value may hold unquoted;
-// yamlReadsAs then checks that YAML reads it back as the same string.
-var yamlPlainText = regexp.MustCompile(`^[A-Za-z0-9(][^#\x00-\x1f\x7f]*$`)
-
-// yamlText renders prose, such as a description, as the value of a block
-// mapping's key: plain when YAML reads it back unchanged, else quoted.
-func yamlText(s string) string {
-	if yamlPlainText.MatchString(s) && !strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
-		!strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("k: ", s, "") {
-		return s
-	}
-	return yamlQuoted(s)
-}
-
-// yamlPlainFlowText is prose a flow mapping may hold unquoted: no comma,
-// bracket, brace, colon or #.
-var yamlPlainFlowText = regexp.MustCompile(`^[A-Za-z0-9(][A-Za-z0-9 _./@+\-'’()!?;]*$`)
-
-// yamlFlowText renders prose, such as a description, inside a flow mapping.
-func yamlFlowText(s string) string {
-	if yamlPlainFlowText.MatchString(s) && !strings.HasSuffix(s, " ") && !yaml11Bool(s) && yamlReadsAs("[", s, "]") {
-		return s
-	}
-	return yamlQuoted(s)
-}
-
-// yamlBlock renders s as the value of a block mapping's key.
-func yamlBlock(s string) string {
-	if yamlPlainBlock.MatchString(s) && !strings.Contains(s, ": ") && yamlReadsAs("k: ", s, "") {
-		return s
-	}
-	return yamlQuoted(s)
-}
-
-// yamlReadsAs reports whether YAML reads prefix+s+suffix with s as a string
-// equal to s, not a number, boolean, null or timestamp.
-func yamlReadsAs(prefix, s, suffix string) bool {
-	var n yaml.Node
-	if yaml.Unmarshal([]byte(prefix+s+suffix), &n) != nil || len(n.Content) != 1 {
-		return false
-	}
-	c := n.Content[0]
-	if c.Kind == yaml.MappingNode && len(c.Content) == 2 {
-		c = c.Content[1]
-	} else if c.Kind == yaml.SequenceNode && len(c.Content) == 1 {
-		c = c.Content[0]
-	} else {
-		return false
-	}
-	return c.Kind == yaml.ScalarNode && c.Tag == "!!str" && c.Value == s
-}
-
-// yamlQuoted renders s single-quoted, or double-quoted with JSON's escapes
-// (which YAML shares) when it holds a control character.
-func yamlQuoted(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == '\ufeff' }) < 0 {
-		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-	}
-	return jsonInline(s)
 }
