@@ -797,31 +797,6 @@ func TestStallTimerStopsBeforeTheHandlerReturns(t *testing.T) {
 	}
 }
 
-// TestRequestURI: the direct path forwards a query as
-// httputil.ReverseProxy does, a semicolon or a malformed escape making it
-// write the query again without the parameters net/url cannot parse.
-func TestRequestURI(t *testing.T) {
-	for _, tc := range []struct{ target, want string }{
-		{"/q", "/q"},
-		{"/q?a=1&b=2", "/q?a=1&b=2"},
-		{"/q?b=2&a=%20", "/q?b=2&a=%20"},
-		{"/q?", "/q?"},
-		{"/q?a=1;b=2", "/q"},
-		{"/q?a=1;b=2&c=3", "/q?c=3"},
-		{"/q?c=3&a=%zz", "/q?c=3"},
-		{"/q?a=%2", "/q"},
-		{"/p%20x?a=1;b", "/p%20x"},
-	} {
-		u, err := url.ParseRequestURI(tc.target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := requestURI(u); got != tc.want {
-			t.Errorf("requestURI(%q) = %q, want %q", tc.target, got, tc.want)
-		}
-	}
-}
-
 // servedBy returns the addresses at which signpost's front and net/http's
 // server serve h over loopback, each until the test ends.
 func servedBy(t *testing.T, h http.Handler) (onFront, onNetHTTP string) {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
+	"github.com/signpost-proxy/signpost/internal/buffers"
 	"github.com/signpost-proxy/signpost/internal/upstream"
 	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
@@ -194,7 +195,7 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		Transport:      transport,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.upstreamFailed,
-		BufferPool:     largeBuffers,
+		BufferPool:     buffers.Large,
 		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
 	return p, nil
@@ -269,7 +270,7 @@ type exchange struct {
 	// answered before calling the upstream.
 	answeredBefore bool
 	// out is the request as it goes to the upstream, on the direct path.
-	out outgoing
+	out upstream.Request
 	// shared is set once httputil.ReverseProxy carries the exchange: its
 	// transport may hold the request's context, and so the exchange, past
 	// the handler's return, and it is left to the collector. w is the

@@ -413,7 +413,7 @@ func callOf(ex *exchange) uint64 {
 	// The header's fields come in no order: their hashes are summed.
 	var fields uint64
 	for k, vv := range ex.req.Header {
-		if k == RequestIDHeader || framing(k) || volatileField(k) {
+		if k == RequestIDHeader || httpwire.Framing(k, RequestIDHeader) || volatileField(k) {
 			continue
 		}
 		var f maphash.Hash

@@ -101,6 +101,29 @@ func HopByHop(k string) bool {
 	return false
 }
 
+// Forwarding reports whether a header says where a request came from:
+// Forwarded and every X-Forwarded-*. A proxy sets its own from the
+// connection it accepted; a caller's are not passed on, since any caller
+// can write them.
+func Forwarding(k string) bool {
+	return k == "Forwarded" || strings.HasPrefix(k, "X-Forwarded-")
+}
+
+// Framing reports whether a request header is one a proxy writes itself
+// or drops: hop-by-hop, forwarding, Content-Length. A name spelled with
+// underscores counts as the one with dashes, since CGI-style upstreams read
+// X_Forwarded_For as X-Forwarded-For; so do Host and own, a header the
+// proxy sets itself, spelled so.
+func Framing(k, own string) bool {
+	if strings.IndexByte(k, '_') >= 0 {
+		k = textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(k, "_", "-"))
+		if k == "Host" || k == own {
+			return true
+		}
+	}
+	return HopByHop(k) || Forwarding(k) || k == "Content-Length"
+}
+
 // FirstValue is vs' first value, or "": http.Header.Get for a key known
 // to be canonical, without canonicalizing it again.
 func FirstValue(vs []string) string {

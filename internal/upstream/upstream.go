@@ -83,7 +83,7 @@ type upConn struct {
 	// sending is the request being sent, which write writes; sendOnce,
 	// made once as onRead, sends it from within a raw read, and keeps
 	// what came of it in sent and werr.
-	sending Request
+	sending *Request
 	onRead  func(uintptr) bool
 	sent    bool
 	werr    error
@@ -154,26 +154,6 @@ func (c *upConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.written += int64(n)
 	return n, err
-}
-
-// Request is a request as an exchange sends it: written each time
-// it is asked, since a request may go again on a fresh connection, and told
-// of the informational answers that come before the final one.
-type Request interface {
-	WriteRequest(bw *bufio.Writer) error
-	// Streams reports whether the body streams from the caller as it is
-	// written, and so takes as long as the caller does.
-	Streams() bool
-	// Informational passes on a 1xx answer, 103 Early Hints say, as
-	// httputil.ReverseProxy does.
-	Informational(code int, h http.Header)
-	// Resendable reports whether the body can be written again: there is
-	// none, or it was read whole before.
-	Resendable() bool
-	// Replayable reports whether the request may be sent again on its
-	// own once written, as httputil.ReverseProxy's transport judges: it
-	// has no body, and sending it twice does what sending it once does.
-	Replayable() bool
 }
 
 // cutShort ends the exchange in progress at once: its caller left.
@@ -308,13 +288,13 @@ var aLongTimeAgo = time.Unix(1, 0)
 // request that is not idempotent is never sent again once a byte of it may
 // have been read. A response of the common kind is read into into, when it
 // is not nil.
-func (u *Pool) Exchange(ctx context.Context, addr string, send Request, req *http.Request, into *Reused) (*http.Response, error) {
+func (u *Pool) Exchange(ctx context.Context, addr string, send *Request, into *Reused) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		c, err := u.get(ctx, addr, attempt > 0)
 		if err != nil {
 			return nil, err
 		}
-		res, err := u.roundTrip(ctx, c, send, req, into)
+		res, err := u.roundTrip(ctx, c, send, into)
 		if err == nil {
 			return res, nil
 		}
@@ -344,16 +324,16 @@ func (e noAnswer) Unwrap() error { return e.err }
 // mayResend reports whether the request send may go again after e, on a
 // connection that was reused or fresh, as http.Transport's
 // shouldRetryRequest judges.
-func (e noAnswer) mayResend(reused bool, send Request) bool {
+func (e noAnswer) mayResend(reused bool, send *Request) bool {
 	switch {
 	case e.stale:
 		return true
 	case !reused:
 		return false // a fresh connection the upstream will not serve
 	case e.unsent:
-		return send.Resendable()
+		return send.resendable()
 	}
-	return send.Replayable() && send.Resendable() && closedWhileIdle(e.err)
+	return send.replayable() && send.resendable() && closedWhileIdle(e.err)
 }
 
 // errStale is a connection found closed by the upstream, or holding bytes
@@ -407,7 +387,7 @@ func (c *upConn) sendOnce(fd uintptr) bool {
 func (c *upConn) write() error {
 	bw := writerPool.Get().(*bufio.Writer)
 	bw.Reset(c)
-	err := c.sending.WriteRequest(bw)
+	err := c.sending.write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -445,11 +425,6 @@ func (c *upConn) noAnswer(err error, before int64) noAnswer {
 	return noAnswer{err: err, unsent: c.written == before}
 }
 
-// ErrRequestBody marks a failure to read the caller's body as a request
-// was written: the caller's fault, not the upstream's. A Request's
-// WriteRequest wraps such failures with it.
-var ErrRequestBody = errors.New("the request body could not be read")
-
 // InvalidStatus is an answer whose status is not one HTTP defines a class
 // for: below 100.
 type InvalidStatus int
@@ -465,7 +440,7 @@ func closedWhileIdle(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http.Request, into *Reused) (*http.Response, error) {
+func (u *Pool) roundTrip(ctx context.Context, c *upConn, send *Request, into *Reused) (*http.Response, error) {
 	// One deadline bounds writing the request and waiting for the answer's
 	// headers; a caller that leaves ends both at once. Setting it costs a
 	// timer update, so a deadline set for an earlier exchange is kept while
@@ -477,7 +452,7 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	// ResponseHeaderTimeout does.
 	start := time.Now()
 	before := c.written
-	streams := send.Streams()
+	streams := send.streams()
 	c.cutOff.Store(false)
 	c.full = time.Time{}
 	if !streams {
@@ -551,9 +526,9 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 	var res *http.Response
 	for i := 0; ; i++ {
 		var simple bool
-		if res, simple = readSimpleResponse(c.br, req, into); !simple {
+		if res, simple = readSimpleResponse(c.br, send.In, into); !simple {
 			c.readingHead, c.headLeft = true, maxResponseHead-int64(c.br.Buffered())
-			res, err = http.ReadResponse(c.br, req)
+			res, err = http.ReadResponse(c.br, send.In)
 			c.readingHead = false
 		}
 		if err != nil {
@@ -570,7 +545,7 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send Request, req *http
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols || i == max1xx {
 			break
 		}
-		send.Informational(res.StatusCode, res.Header)
+		send.informational(res.StatusCode, res.Header)
 	}
 	if res.StatusCode < 200 {
 		stop()

@@ -1,11 +1,11 @@
 package upstream
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -15,44 +15,57 @@ import (
 // shouldRetryRequest judges.
 func TestResendsOnlyWhereTransportWould(t *testing.T) {
 	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
-	const get, post, keyed = true, false, true // whether each may be replayed
+	var (
+		get      = outgoing("GET", "")
+		post     = outgoing("POST", "read") // its body read whole: it can be written again
+		streamed = outgoing("POST", "streamed")
+		keyed    = outgoing("POST", "")
+	)
+	keyed.In.Header.Set("Idempotency-Key", "k-1")
 	for _, tc := range []struct {
-		name       string
-		e          noAnswer
-		reused     bool
-		replayable bool
-		resendable bool
-		want       bool
+		name   string
+		e      noAnswer
+		reused bool
+		send   *Request
+		want   bool
 	}{
-		{"found stale before writing, fresh connection", noAnswer{err: errStale, stale: true, unsent: true}, false, post, false, true},
-		{"found stale before writing, a streamed body", noAnswer{err: errStale, stale: true, unsent: true}, true, post, false, true},
-		{"nothing written, body resendable", noAnswer{err: reset, unsent: true}, true, post, true, true},
-		{"nothing written, body streamed", noAnswer{err: reset, unsent: true}, true, post, false, false},
-		{"nothing written on a fresh connection", noAnswer{err: reset, unsent: true}, false, post, true, false},
-		{"POST written, then reset", noAnswer{err: reset}, true, post, true, false},
-		{"POST written, then closed", noAnswer{err: io.EOF}, true, post, true, false},
-		{"GET written, then reset", noAnswer{err: reset}, true, get, true, true},
-		{"GET written, then closed", noAnswer{err: io.EOF}, true, get, true, true},
-		{"GET written, then cut mid-answer", noAnswer{err: io.ErrUnexpectedEOF}, true, get, true, false},
-		{"GET on a fresh connection", noAnswer{err: io.EOF}, false, get, true, false},
-		{"POST with an idempotency key, then reset", noAnswer{err: reset}, true, keyed, true, true},
+		{"found stale before writing, fresh connection", noAnswer{err: errStale, stale: true, unsent: true}, false, streamed, true},
+		{"found stale before writing, a streamed body", noAnswer{err: errStale, stale: true, unsent: true}, true, streamed, true},
+		{"nothing written, body read whole", noAnswer{err: reset, unsent: true}, true, post, true},
+		{"nothing written, body streamed", noAnswer{err: reset, unsent: true}, true, streamed, false},
+		{"nothing written on a fresh connection", noAnswer{err: reset, unsent: true}, false, post, false},
+		{"POST written, then reset", noAnswer{err: reset}, true, post, false},
+		{"POST written, then closed", noAnswer{err: io.EOF}, true, post, false},
+		{"GET written, then reset", noAnswer{err: reset}, true, get, true},
+		{"GET written, then closed", noAnswer{err: io.EOF}, true, get, true},
+		{"GET written, then cut mid-answer", noAnswer{err: io.ErrUnexpectedEOF}, true, get, false},
+		{"GET on a fresh connection", noAnswer{err: io.EOF}, false, get, false},
+		{"POST with an idempotency key, then reset", noAnswer{err: reset}, true, keyed, true},
+		{"POST with a body and an idempotency key, then reset", noAnswer{err: reset}, true, withKey(outgoing("POST", "read")), false},
 	} {
-		send := &fixedRequest{replay: tc.replayable, resend: tc.resendable}
-		if got := tc.e.mayResend(tc.reused, send); got != tc.want {
+		if got := tc.e.mayResend(tc.reused, tc.send); got != tc.want {
 			t.Errorf("%s: may send again = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
 
-// fixedRequest is a Request that may, or may not, be replayed, and whose
-// body can, or cannot, be written again.
-type fixedRequest struct{ replay, resend bool }
+// outgoing is a request of method whose body is none (""), read whole
+// ("read") or streamed from the caller ("streamed").
+func outgoing(method, body string) *Request {
+	r := &Request{In: httptest.NewRequest(method, "http://api.test/tickets", nil), Host: "api.test"}
+	switch body {
+	case "read":
+		r.Body = []byte(`{"status":"open"}`)
+	case "streamed":
+		r.In.Body = io.NopCloser(strings.NewReader(`{"status":"open"}`))
+	}
+	return r
+}
 
-func (f *fixedRequest) WriteRequest(*bufio.Writer) error      { return nil }
-func (f *fixedRequest) Streams() bool                         { return !f.resend }
-func (f *fixedRequest) Informational(code int, h http.Header) {}
-func (f *fixedRequest) Resendable() bool                      { return f.resend }
-func (f *fixedRequest) Replayable() bool                      { return f.replay }
+func withKey(r *Request) *Request {
+	r.In.Header.Set("Idempotency-Key", "k-1")
+	return r
+}
 
 // TestNothingSent: only an exchange that ended before a byte of its
 // request was written, or before a connection was made, sent nothing.
