@@ -27,6 +27,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/server"
 )
@@ -39,12 +40,11 @@ const Endpoint = "/mcp"
 // one.
 const DefaultSessionTimeout = 30 * time.Minute
 
-// Options configure Serve.
+// Options configure a Server.
 type Options struct {
-	// Proxy configures the pipeline as it does for signpost serve. Its
-	// Listen is replaced by a loopback port, since calls reach the
-	// pipeline in process; its Load, when set, reloads the tools with the
-	// rules.
+	// Proxy configures the pipeline as it does for signpost serve, but
+	// that no agents' listener opens: calls reach the pipeline in process.
+	// Its Load, when set, reloads the tools with the rules.
 	Proxy server.ServeOptions
 	// Listen is the address of the streamable HTTP transport, served at
 	// Endpoint. Empty serves one session over In and Out instead.
@@ -67,19 +67,30 @@ type Options struct {
 	Ready func(endpoint, admin net.Addr)
 }
 
-// Serve serves cfg's routes as tools until ctx is done or, over stdio,
-// until the client closes its end; then it stops taking calls, lets those
-// in flight finish within the drain timeout, stops the pipeline and
-// returns. Serve takes cfg over: its routes, and those of every reload,
-// are set to validate before the upstream.
-func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
+// Server is the MCP front door built and ready to run: the tools, and the
+// pipeline they call in process.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	origins  *originPolicy
+	front    *front
+	pipe     *inProcess
+	pipeline *server.Server
+	ready    chan net.Addr // the pipeline's admin address, once it listens
+	tools    int
+}
+
+// New builds the tools of cfg's routes and the pipeline they call. It
+// takes cfg over: its routes, and those of every reload, are set to
+// validate before the upstream.
+func New(cfg *rules.Config, opts Options) (*Server, error) {
 	log := opts.Proxy.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	origins, err := newOriginPolicy(opts.AllowedOrigins)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pipe := &inProcess{log: log}
 	f := newFront(opts.Version, cfg.Learn.CallerHeader, pipe.send, log)
@@ -89,7 +100,7 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 
 	popts := opts.Proxy
 	popts.Log = log
-	popts.Listen = "127.0.0.1:0"
+	popts.InProcessOnly = true
 	if load := popts.Load; load != nil {
 		fixed := popts.Upstream
 		popts.Load = func() (*rules.Config, error) {
@@ -106,18 +117,50 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 			return c, nil
 		}
 	}
+	s := &Server{opts: opts, log: log, origins: origins, front: f, pipe: pipe, tools: len(cfg.Routes)}
 	ready := make(chan net.Addr, 1) // the admin listener's address
 	popts.Ready = func(_, admin net.Addr) { ready <- admin }
-	popts.InProcess = func(h http.Handler) { pipe.h = h }
+	if s.pipeline, err = server.New(cfg, popts); err != nil {
+		return nil, err
+	}
+	pipe.h = s.pipeline.Handler()
+	s.ready = ready
+	return s, nil
+}
+
+// Observed is observe mode's record of the pipeline, which outlives
+// reloads.
+func (s *Server) Observed() *observe.Record { return s.pipeline.Observed() }
+
+// Close releases what the pipeline's proxies share, once Run has returned.
+func (s *Server) Close() { s.pipeline.Close() }
+
+// Serve serves cfg's routes as tools until ctx is done or, over stdio,
+// until the client closes its end, as New and Run do, then closes the
+// pipeline.
+func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
+	s, err := New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Run(ctx)
+}
+
+// Run serves the tools until ctx is done or, over stdio, until the client
+// closes its end; then it stops taking calls, lets those in flight finish
+// within the drain timeout, stops the pipeline and returns. The pipeline
+// runs its admin listener and reloads; it opens no port for agents.
+func (s *Server) Run(ctx context.Context) error {
 	// The pipeline stops after the transport, so that calls in flight
 	// are answered.
 	pctx, stopPipeline := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPipeline()
 	done := make(chan error, 1)
-	go func() { done <- server.Serve(pctx, cfg, popts) }()
+	go func() { done <- s.pipeline.Run(pctx) }()
 	var admin net.Addr
 	select {
-	case admin = <-ready:
+	case admin = <-s.ready:
 	case err := <-done:
 		return err
 	case <-ctx.Done():
@@ -125,13 +168,14 @@ func Serve(ctx context.Context, cfg *rules.Config, opts Options) error {
 		return <-done
 	}
 
-	if opts.Listen == "" {
-		err = f.serveStdio(ctx, opts, admin, len(cfg.Routes))
+	var err error
+	if s.opts.Listen == "" {
+		err = s.front.serveStdio(ctx, s.opts, admin, s.tools)
 	} else {
-		err = f.serveHTTP(ctx, opts, origins, admin, len(cfg.Routes))
+		err = s.front.serveHTTP(ctx, s.opts, s.origins, admin, s.tools)
 	}
-	if drain := positive(opts.Proxy.DrainTimeout, server.DefaultDrainTimeout); !pipe.wait(drain) {
-		log.Error("tool calls still in flight after the drain timeout were left to finish alone", "drain_timeout", drain.String())
+	if drain := positive(s.opts.Proxy.DrainTimeout, server.DefaultDrainTimeout); !s.pipe.wait(drain) {
+		s.log.Error("tool calls still in flight after the drain timeout were left to finish alone", "drain_timeout", drain.String())
 		err = errors.Join(err, fmt.Errorf("tool calls still in flight after the drain timeout (%v) were left to finish alone", drain))
 	}
 	stopPipeline()

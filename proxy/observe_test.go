@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/signpost-proxy/signpost/internal/metricstest"
 	"github.com/signpost-proxy/signpost/metrics"
-	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -124,12 +123,14 @@ func TestObserveChangesNoAnswer(t *testing.T) {
 	}
 	cfg.Upstream, _ = url.Parse(up.URL)
 	reg := prometheus.NewRegistry()
-	answers := observe.NewAnswers(0)
-	p, err := New(cfg, Options{Metrics: metrics.New(reg), Answers: answers})
+	m := metrics.New(reg)
+	shared := NewShared(cfg, SharedOptions{Metrics: m})
+	defer shared.Close()
+	answers := shared.Answers
+	p, err := New(cfg, Options{Metrics: m, Shared: shared})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
 	front := httptest.NewServer(p)
 	defer front.Close()
 

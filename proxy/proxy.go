@@ -49,20 +49,14 @@ type Options struct {
 	// Log receives one line per rewrite and per upstream failure; nil is
 	// silent.
 	Log *slog.Logger
-	// State carries learned aliases and recoveries across reloads; nil
-	// gives the proxy a state of its own, closed by Close.
-	State *learn.State
+	// Shared is what the proxies of a server share across reloads; nil
+	// gives the proxy its own, from NewShared, closed by Close.
+	Shared *Shared
 	// MaxConcurrent bounds the requests served at once; past it, signpost
 	// answers 503 with retry advice. Zero means no bound.
 	MaxConcurrent int
 	// AccessLog logs one line per request.
 	AccessLog bool
-	// BufferBudget bounds the bytes all requests together hold in upstream
-	// error bodies being examined, raw and decoded, and in request bodies
-	// being read; past it, an error body is handled as one over
-	// limits.error_body, and a request body streams to the upstream
-	// unread. Zero means 64 MiB.
-	BufferBudget int64
 	// RequestBodyTimeout bounds, from when signpost begins to read it, the
 	// arrival of a request body it reads before calling the upstream (on a
 	// route with body fields in enforce mode); past it the caller gets 408
@@ -70,28 +64,7 @@ type Options struct {
 	// the proxy's own, for a server whose read timeout bounds the whole
 	// request sooner (the deadline set would replace the server's).
 	RequestBodyTimeout time.Duration
-
-	// Observed records the exchanges of routes in observe mode, and
-	// Answers what enforce mode would have answered on them; a server
-	// shares both across reloads. Nil, New makes them.
-	Observed *observe.Record
-	Answers  *observe.Answers
-
-	// Pool carries exchanges with a plain-http upstream, and Fallback the
-	// rest (upgrades, https); a server shares both across reloads. Nil,
-	// New makes them unless Transport is set.
-	Pool     *upstream.Pool
-	Fallback *http.Transport
-	// Budget is BufferBudget's, which a server shares across reloads.
-	// Nil, New makes one for the proxy alone.
-	Budget *budget.Budget
 }
-
-// Defaults of the upstream's bounds.
-const (
-	DefaultUpstreamTimeout = 30 * time.Second
-	DefaultDialTimeout     = 5 * time.Second
-)
 
 // Proxy is the agent-facing handler.
 type Proxy struct {
@@ -100,15 +73,15 @@ type Proxy struct {
 	routes *routeIndex
 	rp     *httputil.ReverseProxy
 	// conns, when set, carries ordinary exchanges instead of rp, to
-	// upstreamAddr; ownConns is set when this proxy made it.
+	// upstreamAddr.
 	conns        *upstream.Pool
 	upstreamAddr string
-	ownConns     bool
 	metrics      *metrics.Metrics
 	log          *slog.Logger
-	// state outlives reloads; ownState is set when this proxy made it.
-	state    *learn.State
-	ownState bool
+	// shared outlives reloads; ownShared is set when this proxy made it.
+	shared    *Shared
+	ownShared bool
+	state     *learn.State
 	// busy holds a token per request in flight, when concurrency is bounded.
 	busy      chan struct{}
 	accessLog bool
@@ -154,37 +127,21 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 		p.busy = make(chan struct{}, opts.MaxConcurrent)
 	}
 	p.accessLog = opts.AccessLog
-	p.budget = opts.Budget
-	if p.budget == nil {
-		p.budget = budget.New(opts.BufferBudget, p.metrics)
+	p.shared = opts.Shared
+	if p.shared == nil {
+		p.shared = NewShared(cfg, SharedOptions{UpstreamTimeout: opts.UpstreamTimeout, Metrics: p.metrics, Log: p.log})
+		p.ownShared = true
 	}
-	p.observed, p.answers = opts.Observed, opts.Answers
-	if p.observed == nil {
-		p.observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
-	}
-	if p.answers == nil {
-		p.answers = observe.NewAnswers(0)
-	}
-	p.state = opts.State
-	if p.state == nil {
-		p.state, p.ownState = learn.New(cfg.Learn, p.metrics, p.log), true
-	}
+	p.state, p.budget = p.shared.State, p.shared.Budget
+	p.observed, p.answers = p.shared.Observed, p.shared.Answers
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	transport := opts.Transport
-	if transport == nil {
-		fallback := opts.Fallback
-		if fallback == nil {
-			fallback = NewTransport(opts.UpstreamTimeout)
-		}
-		transport = fallback
-		if directly(target) {
-			p.conns, p.upstreamAddr = opts.Pool, hostPort(target)
-			if p.conns == nil {
-				p.conns, p.ownConns = upstream.New(DefaultDialTimeout, p.bodyTimeout), true
-			}
-		}
+	var transport http.RoundTripper = p.shared.Fallback
+	if opts.Transport != nil {
+		transport = opts.Transport
+	} else if directly(target) {
+		p.conns, p.upstreamAddr = p.shared.Pool, hostPort(target)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -213,25 +170,6 @@ func hostPort(target *url.URL) string {
 		return target.Host
 	}
 	return net.JoinHostPort(target.Hostname(), "80")
-}
-
-// NewTransport returns an upstream transport sized for a sidecar: many idle
-// connections to one host, no transparent compression (bodies pass through
-// as the upstream encoded them), and no proxy from the environment.
-func NewTransport(headerTimeout time.Duration) *http.Transport {
-	if headerTimeout <= 0 {
-		headerTimeout = DefaultUpstreamTimeout
-	}
-	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ResponseHeaderTimeout: headerTimeout,
-		DisableCompression:    true,
-	}
 }
 
 // exchange is what the proxy keeps of one request for its response.
@@ -515,17 +453,6 @@ func (p *Proxy) finish(ex *exchange, r *http.Request, start time.Time) {
 	}
 }
 
-// NewTransportWith is NewTransport with a bound on connecting to the
-// upstream: dial, zero meaning 5 seconds.
-func NewTransportWith(dial, headerTimeout time.Duration) *http.Transport {
-	t := NewTransport(headerTimeout)
-	if dial <= 0 {
-		dial = DefaultDialTimeout
-	}
-	t.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
-	return t
-}
-
 // Config returns the rules the proxy serves.
 func (p *Proxy) Config() *rules.Config { return p.cfg }
 
@@ -548,13 +475,11 @@ func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
 	return p.routes.find(r)
 }
 
-// Close stops the proxy's background work once requests have drained.
+// Close closes what the proxy built for itself, once requests have
+// drained: its Shared, when it was given none.
 func (p *Proxy) Close() {
-	if p.ownState {
-		p.state.Close()
-	}
-	if p.ownConns {
-		p.conns.CloseIdle()
+	if p.ownShared {
+		p.shared.Close()
 	}
 }
 

@@ -145,10 +145,11 @@ func loadReloadFixture(t *testing.T, file string) *reloadFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.state = learn.New(cfg.Learn, m, log)
-	t.Cleanup(f.state.Close)
+	shared := proxy.NewShared(cfg, proxy.SharedOptions{Metrics: m, Log: log})
+	t.Cleanup(shared.Close)
+	f.state = shared.State
 	build := func(c *rules.Config) (*proxy.Proxy, error) {
-		return proxy.New(c, proxy.Options{Transport: reloadUpstream, Metrics: m, Log: log, State: f.state})
+		return proxy.New(c, proxy.Options{Transport: reloadUpstream, Metrics: m, Log: log, Shared: shared})
 	}
 	p, err := build(cfg)
 	if err != nil {

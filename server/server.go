@@ -13,18 +13,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/signpost-proxy/signpost/admin"
-	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/front"
-	"github.com/signpost-proxy/signpost/internal/upstream"
-	"github.com/signpost-proxy/signpost/learn"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/proxy"
@@ -39,19 +34,19 @@ const (
 	DefaultDrainTimeout      = 10 * time.Second
 )
 
-// ServeOptions configure Serve.
+// ServeOptions configure a Server.
 type ServeOptions struct {
 	proxy.Options
 	// Listen and Admin override the rule file's addresses, at start and
 	// across reloads.
 	Listen, Admin string
-	// Ready, if set, is called with the bound addresses once both listeners
-	// accept connections (useful with port 0).
+	// InProcessOnly opens no agents' listener: requests come only through
+	// Handler, from this process, as signpost mcp hands tool calls on.
+	InProcessOnly bool
+	// Ready, if set, is called with the bound addresses once the listeners
+	// accept connections (useful with port 0); listen is nil when
+	// InProcessOnly is set.
 	Ready func(listen, admin net.Addr)
-	// InProcess, if set, is called before the listeners open with the
-	// handler the agents' listener serves, each request by the rules in
-	// force on its arrival: callers in this process call it directly.
-	InProcess func(http.Handler)
 	// DrainTimeout bounds how long shutdown waits for requests in flight
 	// once the agents' listener is closed. Zero means 10 seconds.
 	DrainTimeout time.Duration
@@ -87,66 +82,63 @@ type ServeOptions struct {
 	// DialTimeout bounds connecting to the upstream; zero means 5 seconds.
 	// It is ignored when Transport is set.
 	DialTimeout time.Duration
+	// BufferBudget bounds the bytes all requests together hold in upstream
+	// error bodies being examined, raw and decoded, and in request bodies
+	// being read; past it, an error body is handled as one over
+	// limits.error_body, and a request body streams to the upstream
+	// unread. Zero means 64 MiB.
+	BufferBudget int64
 }
 
-// Serve runs the agent-facing proxy and the admin listener until ctx is
-// done, then stops accepting connections, drains requests in flight and
-// returns. Each request is served by the rules in force when it arrived,
-// however many reloads happen while it is in flight; what the proxy learns
-// from traffic outlives reloads.
-func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error) {
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-		opts.Log = log
+// Server is signpost built and ready to run: the metrics registry, what
+// every proxy shares across reloads, and the proxy of the rules in force
+// with the reloader that replaces it. New builds it, Handler serves
+// requests in process, Run opens the listeners, and Close releases what
+// outlives the proxies.
+type Server struct {
+	opts    ServeOptions
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	metrics *metrics.Metrics
+	shared  *proxy.Shared
+	rl      *reloader
+	handler http.Handler
+}
+
+// New builds a server for cfg: what the proxies share, and the first
+// proxy. It opens no listener.
+func New(cfg *rules.Config, opts ServeOptions) (*Server, error) {
+	s := &Server{opts: opts, log: opts.Log, reg: prometheus.NewRegistry(), metrics: opts.Metrics}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+		s.opts.Log = s.log
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if opts.Metrics == nil {
-		opts.Metrics = metrics.New(reg)
+	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if s.metrics == nil {
+		s.metrics = metrics.New(s.reg)
+		s.opts.Metrics = s.metrics
 	}
 	if opts.LogLinesDropped != nil {
-		reg.MustRegister(metrics.LogLinesDropped(opts.LogLinesDropped))
+		s.reg.MustRegister(metrics.LogLinesDropped(opts.LogLinesDropped))
 	}
-	if opts.State == nil {
-		// One state for every proxy the reloads build, closed here.
-		state := learn.New(cfg.Learn, opts.Metrics, log)
-		opts.State = state
-		// A request still running after a timed-out drain may use it
-		// after Close; the state drops what it is given then.
-		defer state.Close()
-	}
-	if opts.Observed == nil {
-		// Observe mode's record outlives reloads: switching a route to
-		// enforce and back loses nothing learned.
-		opts.Observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
-	}
-	if opts.Answers == nil {
-		opts.Answers = observe.NewAnswers(0)
-	}
-	if opts.Transport == nil && opts.Pool == nil {
-		// Shared by every proxy the reloads build, so that a reload keeps
-		// the upstream connections warm.
-		opts.Pool = upstream.New(orDefault(opts.DialTimeout, proxy.DefaultDialTimeout), orDefault(opts.UpstreamTimeout, proxy.DefaultUpstreamTimeout))
-		defer opts.Pool.CloseIdle()
-		opts.Fallback = proxy.NewTransportWith(opts.DialTimeout, opts.UpstreamTimeout)
-		defer opts.Fallback.CloseIdleConnections()
-	}
-	if opts.Budget == nil {
-		// One budget for every proxy the reloads build: requests still
-		// served by old rules hold buffers too.
-		opts.Budget = budget.New(opts.BufferBudget, opts.Metrics)
+	if s.opts.Shared == nil {
+		s.shared = proxy.NewShared(cfg, proxy.SharedOptions{
+			UpstreamTimeout: opts.UpstreamTimeout, DialTimeout: opts.DialTimeout, BufferBudget: opts.BufferBudget,
+			Metrics: s.metrics, Log: s.log,
+		})
+		s.opts.Shared = s.shared
 	}
 	if opts.ReadTimeout > 0 && opts.ReadTimeout <= orDefault(opts.RequestBodyTimeout, proxy.DefaultRequestBodyTimeout) {
 		// The whole request, body included, must come within the read
 		// timeout, counted from its first bytes: a body deadline of the
 		// proxy's own could only come later, and would replace it.
-		opts.RequestBodyTimeout = -1
+		s.opts.RequestBodyTimeout = -1
 	}
-	build := func(c *rules.Config) (*proxy.Proxy, error) { return proxy.New(c, opts.Options) }
+	build := func(c *rules.Config) (*proxy.Proxy, error) { return proxy.New(c, s.opts.Options) }
 	p, err := build(cfg)
 	if err != nil {
-		return err
+		s.Close()
+		return nil, err
 	}
 	load := opts.Load
 	if load == nil {
@@ -154,149 +146,40 @@ func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) (err error
 			return nil, errors.New("the rules were not loaded from a file, so they cannot be reloaded")
 		}
 	}
-	rl := newReloader(p, load, build, opts.Metrics, log, time.Now)
-	rl.listenFixed, rl.adminFixed = opts.Listen != "", opts.Admin != ""
-	if opts.InProcess != nil {
-		opts.InProcess(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rl.Proxy().ServeHTTP(w, r) }))
-	}
-	opts.Metrics.Loaded(float64(rl.Status().Since.UnixNano()) / 1e9)
-	opts.Metrics.Declare(cfg)
-	opts.Metrics.DeclareRefusals(front.RefusalCodes())
+	s.rl = newReloader(p, load, build, s.metrics, s.log, time.Now)
+	s.rl.listenFixed, s.rl.adminFixed = opts.Listen != "", opts.Admin != ""
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.rl.Proxy().ServeHTTP(w, r) })
+	s.metrics.Loaded(float64(s.rl.Status().Since.UnixNano()) / 1e9)
+	s.metrics.Declare(cfg)
+	s.metrics.DeclareRefusals(front.RefusalCodes())
+	return s, nil
+}
 
-	listen, adminAddr := cfg.Listen, cfg.Admin
-	if opts.Listen != "" {
-		listen = opts.Listen
+// Handler serves each request by the rules in force on its arrival,
+// however many reloads happen while it is in flight: the agents' listener
+// serves it, and callers in this process may call it directly.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Observed is observe mode's record, which outlives reloads.
+func (s *Server) Observed() *observe.Record { return s.opts.Shared.Observed }
+
+// Close releases what the proxies share and New built, once Run has
+// returned. A request still running after a timed-out drain may use the
+// learned state after Close; the state drops what it is given then.
+func (s *Server) Close() {
+	if s.shared != nil {
+		s.shared.Close()
 	}
-	if opts.Admin != "" {
-		adminAddr = opts.Admin
-	}
-	ln, err := net.Listen("tcp", listen)
+}
+
+// Serve builds a server for cfg, runs it until ctx is done, and closes it.
+func Serve(ctx context.Context, cfg *rules.Config, opts ServeOptions) error {
+	s, err := New(cfg, opts)
 	if err != nil {
-		return fmt.Errorf("cannot listen for agents on %s: %w", listen, err)
+		return err
 	}
-	aln, err := net.Listen("tcp", adminAddr)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("cannot listen for the admin endpoints on %s: %w", adminAddr, err)
-	}
-	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	srv := &http.Server{
-		// Each request is served whole by the proxy in force on arrival.
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if len(r.TransferEncoding) > 0 {
-				// net/http drops a Content-Length sent beside chunked
-				// framing unseen; RFC 9112, section 6.1, has the server
-				// close the connection after such a request, so that
-				// bytes past the chunked body are never read as a request.
-				w.Header()["Connection"] = closeConnection
-			}
-			if seen := front.HeadSeen(r); r.ProtoMajor == 1 && r.ProtoMinor == 0 && !seen {
-				// net/http drops Transfer-Encoding from an HTTP/1.0
-				// request and frames its body by Content-Length; the
-				// front refuses such a request when it sees its head.
-				// One it did not see ends its connection, so that bytes
-				// another server would read as its body are never read
-				// as a request.
-				w.Header()["Connection"] = closeConnection
-			}
-			rl.Proxy().ServeHTTP(w, r)
-		}),
-		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		ReadTimeout:       opts.ReadTimeout,
-		WriteTimeout:      opts.WriteTimeout,
-		IdleTimeout:       orDefault(opts.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    orDefault(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
-		ErrorLog:          errorLog,
-	}
-	probe := &upstreamProbe{timeout: time.Second, ttl: 5 * time.Second}
-	// stopping is set when shutdown begins: readiness fails from then on.
-	var stopping atomic.Bool
-	a := admin.Admin{
-		Gatherer: reg,
-		Current:  func() admin.Serving { return rl.Proxy() },
-		Reloads:  rl.Status,
-		Ready: func() []admin.Check {
-			var down error
-			if stopping.Load() {
-				down = errShuttingDown
-			}
-			return []admin.Check{{Name: "rules"}, {Name: "upstream", Err: probe.check(rl.Proxy().Upstream())}, {Name: "shutdown", Err: down}}
-		},
-	}
-	var adminHandler http.Handler
-	if opts.Load != nil {
-		a.Reload = func() error { return rl.Reload(TriggerAdmin) }
-		adminHandler = withReload(admin.Handler(a), a.Reload, rl.Status)
-	} else {
-		adminHandler = admin.Handler(a)
-	}
-	adm := &http.Server{
-		Handler:           adminHandler,
-		ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		IdleTimeout:       orDefault(opts.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    orDefault(opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
-		ErrorLog:          errorLog,
-	}
-
-	// The reload loop stops before the listeners do, so that no reload
-	// races the drain.
-	lctx, stopLoop := context.WithCancel(ctx)
-	loopDone := make(chan struct{})
-	if opts.Load != nil {
-		go func() {
-			defer close(loopDone)
-			rl.run(lctx, opts.Reload, opts.Watch, opts.Debounce)
-		}()
-	} else {
-		close(loopDone)
-	}
-	stopReloads := func() { stopLoop(); <-loopDone }
-	defer stopReloads()
-
-	errc := make(chan error, 2)
-	fs := front.New(srv)
-	fs.Refuse = (&refuser{
-		format:  func() rules.BodyFormat { return rl.Proxy().Config().Format },
-		metrics: opts.Metrics, log: log,
-	}).refuse
-	go func() { errc <- fs.Serve(ln) }()
-	go func() { errc <- adm.Serve(aln) }()
-	log.Info("listening", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
-		"upstream", p.Upstream().String(), "routes", len(cfg.Routes), "rules", cfg.File,
-		"reload", opts.Load != nil, "watch", opts.Load != nil && opts.Watch, "gomaxprocs", runtime.GOMAXPROCS(0))
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr(), aln.Addr())
-	}
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-		log.Error("listener failed", "error", err.Error())
-	}
-	stopReloads()
-	// Readiness fails before the listener closes, so that a load balancer
-	// polling /readyz stops sending requests while they are still taken.
-	stopping.Store(true)
-	drain := orDefault(opts.DrainTimeout, DefaultDrainTimeout)
-	log.Info("shutting down", "shutdown_delay", opts.ShutdownDelay.String(), "drain_timeout", drain.String())
-	if err == nil && opts.ShutdownDelay > 0 {
-		time.Sleep(opts.ShutdownDelay)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	// Shutdown closes the agents' listener, then waits for requests in
-	// flight; the admin endpoints stay up meanwhile.
-	if serr := errors.Join(fs.Shutdown(sctx), adm.Shutdown(sctx)); serr != nil {
-		log.Error("requests still in flight after the drain timeout were cut off", "drain_timeout", drain.String(), "error", serr.Error())
-		_ = fs.Close()
-		_ = adm.Close()
-		if err == nil || errors.Is(err, http.ErrServerClosed) {
-			err = fmt.Errorf("requests still in flight after the drain timeout (%v) were cut off", drain)
-		}
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return err
+	defer s.Close()
+	return s.Run(ctx)
 }
 
 // closeConnection is the Connection header value that ends a connection

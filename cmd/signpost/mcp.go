@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,7 +59,7 @@ func mcpCmd(fs *flag.FlagSet) runFunc {
 			return code
 		}
 		opts := mcp.Options{Proxy: popts, Listen: f.listen, AllowedOrigins: origins, Version: version}
-		return f.untilSignal(&opts.Proxy, func(ctx context.Context) error { return mcp.Serve(ctx, cfg, opts) }, stderr)
+		return f.untilSignal(&opts.Proxy, func() (pipeline, error) { return mcp.New(cfg, opts) }, stderr)
 	}
 }
 

@@ -38,10 +38,9 @@ type pipelineFlags struct {
 	// lines takes the log's lines off the request path; untilSignal
 	// writes what it holds before returning.
 	lines *logbuffer.Writer
-	// logTo is the log's output, and observed observe mode's record,
-	// which untilSignal writes to it last.
-	logTo    io.Writer
-	observed *observe.Record
+	// logTo is the log's output, to which untilSignal writes observe
+	// mode's record last.
+	logTo io.Writer
 
 	words pipelineWords
 }
@@ -154,9 +153,6 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 		return c, err
 	}
 	opts.Watch = f.watch
-	// Made here, not by server.Serve, to be written to the log at exit.
-	f.observed = observe.New(observe.Options{Window: cfg.Learn.RecoveryWindow})
-	opts.Observed = f.observed
 	f.logTo = logTo
 	f.lines = logbuffer.New(logTo, logbuffer.Options{Delay: f.logFlush})
 	opts.Log, _ = newLogger(f.lines, f.logFormat, f.logLevel) // checked above
@@ -164,23 +160,36 @@ func (f *pipelineFlags) start(args []string, logTo, stderr io.Writer) (*rules.Co
 	return cfg, opts, exitOK
 }
 
-// untilSignal runs serve until SIGINT or SIGTERM, with SIGHUP delivered
-// to opts.Reload, and returns the exit code. SIGHUP is caught before serve
-// opens its listeners, so that one sent as soon as signpost logs that it
-// listens reloads rather than kills it.
-func (f *pipelineFlags) untilSignal(opts *server.ServeOptions, serve func(context.Context) error, stderr io.Writer) int {
+// pipeline is signpost serve's server, or signpost mcp's, built to run.
+type pipeline interface {
+	Run(context.Context) error
+	Observed() *observe.Record
+	Close()
+}
+
+// untilSignal builds the pipeline and runs it until SIGINT or SIGTERM,
+// with SIGHUP delivered to opts.Reload, and returns the exit code. SIGHUP
+// is caught before the pipeline is built and opens its listeners, so that
+// one sent as soon as signpost logs that it listens reloads rather than
+// kills it.
+func (f *pipelineFlags) untilSignal(opts *server.ServeOptions, build func() (pipeline, error), stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	opts.Reload = hup
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := serve(ctx)
+	p, err := build()
+	built := err == nil
+	if built {
+		err = p.Run(ctx)
+		p.Close()
+	}
 	f.lines.Close() // every line logged is written before the last word
-	if f.logFormat == "json" {
+	if built && f.logFormat == "json" {
 		// What observe mode learned outlives the process in its log, for
 		// signpost draft --from.
-		if werr := logObserved(f.logTo, f.observed); werr != nil {
+		if werr := logObserved(f.logTo, p.Observed()); werr != nil {
 			fmt.Fprintf(stderr, "signpost %s: writing what observe mode recorded to the log: %v\n", f.cmd, werr)
 		}
 	}

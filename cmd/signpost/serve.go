@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -79,7 +78,7 @@ func serve(fs *flag.FlagSet) runFunc {
 		opts.ReadHeaderTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.IdleTimeout = f.readHeader, f.read, f.write, f.idle
 		opts.MaxHeaderBytes = f.maxHeader
 		opts.RequestBodyTimeout = f.requestBody
-		return f.untilSignal(&opts, func(ctx context.Context) error { return server.Serve(ctx, cfg, opts) }, stderr)
+		return f.untilSignal(&opts, func() (pipeline, error) { return server.New(cfg, opts) }, stderr)
 	}
 }
 
