@@ -21,8 +21,8 @@ import (
 )
 
 // State is what outlives a reload of the rules: the aliases learned so far,
-// recoveries under way, and the worker counting body tokens. Serve makes
-// one and hands it to every Proxy it builds.
+// recoveries and repeats under way, and the worker counting body tokens.
+// proxy.NewShared makes one, which every Proxy built after it uses.
 type State struct {
 	callerHeader string // canonical, to index the header map directly
 	seed         maphash.Seed
