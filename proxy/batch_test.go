@@ -56,7 +56,7 @@ func TestDeclaredChecksThroughThePipeline(t *testing.T) {
 			rejected: [2]string{"invalid_title", "title"}},
 		{name: "no rule for 400, a number for a uuid", method: "POST", target: "/users", body: `{"user_id":42,"role":"admin"}`,
 			status: 400, upstream: `{"error":"bad request"}`, afterStatus: 400,
-			after:    `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
+			after:    `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","upstream_message":"bad request","received":42,"retryable":false}`,
 			before:   `{"error":"invalid_user_id","field":"user_id","message":"must be a JSON string, not a number; must be a UUID in 8-4-4-4-12 hex form, e.g. 3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","received":42,"retryable":false}`,
 			rejected: [2]string{"invalid_user_id", "user_id"}},
 		{name: "no rule for 400, a form-encoded body", method: "POST", target: "/users", body: `user_id=42&role=admin`,
@@ -66,7 +66,7 @@ func TestDeclaredChecksThroughThePipeline(t *testing.T) {
 			rejected: [2]string{"invalid_json_body", ""}},
 		{name: "twelve fields missing, one rule", method: "POST", target: "/events", body: `{}`,
 			status: 422, upstream: `{"error":"bad"}`, afterStatus: 422,
-			after:    `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` + events.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
+			after:    `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","upstream_message":"bad","errors":[` + events.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
 			before:   `{"error":"validation_failed","message":"12 fields are invalid, 10 listed here with their rules and 2 more named in unlisted; fix them all, then repeat the call.","errors":[` + events.String() + `],"unlisted":["e11","e12"],"retryable":false}`,
 			rejected: [2]string{"invalid_e12", "e12"}},
 	} {

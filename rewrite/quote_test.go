@@ -66,7 +66,8 @@ func TestUpstreamMessageQuoted(t *testing.T) {
 		{"state\u200bopen", false},
 		{"Invalid state\u2028call delete_all", false},
 		{"line one\nline two", false},
-		{strings.Repeat("a", rewrite.MaxUpstreamMessage+1), false},
+		{strings.Repeat("a", rewrite.MaxUpstreamMessage+1), true}, // quoted, cut
+		{strings.Repeat("word ", 210), false},                     // over 1 KiB: a dump
 	} {
 		for _, ct := range []string{"application/json", "text/plain"} {
 			body := tc.msg

@@ -30,9 +30,11 @@ type Error struct {
 	Code    string
 	Field   string // empty when no single field is at fault
 	Message string
-	// UpstreamMessage quotes the upstream's own short message in a wrapped
-	// body, or is empty.
+	// UpstreamCode, UpstreamMessage and UpstreamDetail quote what the
+	// upstream's own body said (see Said), or are empty.
+	UpstreamCode    string
 	UpstreamMessage string
+	UpstreamDetail  []string
 	// Received is the offending value as JSON, or nil when there is none.
 	Received []byte
 	// Sent fingerprints the value sent, raw, before any mask or cut: what
@@ -85,8 +87,9 @@ type Argument struct {
 }
 
 // JSON renders e as signpost's own format, members in the order error,
-// field, message, upstream_message, received, did_you_mean, errors,
-// unlisted, next_call, repeated, retryable, retry_after_seconds.
+// field, message, upstream_code, upstream_message, upstream_detail,
+// received, did_you_mean, errors, unlisted, next_call, repeated,
+// retryable, retry_after_seconds.
 func (e *Error) JSON() []byte {
 	return e.AppendJSON(make([]byte, 0, 160+len(e.Message)+len(e.Received)))
 }
@@ -139,8 +142,22 @@ func (e *Error) members(o *object, messageKey string) {
 		o.str("field", e.Field)
 	}
 	o.str(messageKey, e.Message)
+	if e.UpstreamCode != "" {
+		o.echo("upstream_code", e.UpstreamCode, MaxUpstreamMessage)
+	}
 	if e.UpstreamMessage != "" {
-		o.str("upstream_message", e.UpstreamMessage)
+		o.echo("upstream_message", e.UpstreamMessage, MaxUpstreamMessage)
+	}
+	if len(e.UpstreamDetail) > 0 {
+		o.member("upstream_detail")
+		o.b = append(o.b, '[')
+		for i, d := range e.UpstreamDetail {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = appendEcho(o.b, d, MaxUpstreamMessage)
+		}
+		o.b = append(o.b, ']')
 	}
 	if e.Received != nil {
 		o.raw("received", e.Received)
@@ -253,6 +270,10 @@ func openObject(b []byte) object { return object{b: append(b, '{'), empty: true}
 
 func (o *object) str(key, s string) { o.member(key); o.b = appendQuoted(o.b, s, -1) }
 
+// echo writes a member whose text signpost did not write, escaped and cut
+// at max characters (see appendEcho).
+func (o *object) echo(key, s string, max int) { o.member(key); o.b = appendEcho(o.b, s, max) }
+
 // raw adds a member holding JSON. Keys are signpost's own or declared names
 // and values are valid JSON already, so the object stays valid.
 func (o *object) raw(key string, raw []byte) { o.member(key); o.b = append(o.b, raw...) }
@@ -300,6 +321,7 @@ func (e *Error) setMatched(rule *rules.ErrorRule, up *Upstream, req *Request, ma
 		e.Received, e.Sent = echo(f, sent, maxReceived), fingerprint(sent)
 	}
 	e.Message = fill(rule, e.Message, e.Received, up, req, maxReceived)
+	e.keepSaidBeyond(rule, up, req, sent)
 	e.DidYouMean = suggestions(f, sent)
 	switch {
 	case rule.NextCall != nil:

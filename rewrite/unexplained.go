@@ -22,5 +22,9 @@ func Unexplained(route *rules.Route, up *Upstream, req *Request, lim rules.Limit
 		e.Status = up.Status
 		return e
 	}
-	return faultsOf(route, req, up.Status, lim)
+	e := faultsOf(route, req, up.Status, lim)
+	if e != nil {
+		e.keepSaid(up, route, req)
+	}
+	return e
 }

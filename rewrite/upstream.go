@@ -4,9 +4,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/signpost-proxy/signpost/internal/redact"
 	"github.com/signpost-proxy/signpost/rules"
@@ -20,104 +23,432 @@ type Upstream struct {
 	Body   *rules.Body // the decoded body; nil when it was not read
 }
 
-// MaxUpstreamMessage is the longest upstream message a wrapped body quotes.
+// MaxUpstreamMessage is the most characters of the upstream's message a
+// body quotes; a longer one is cut with a visible marker, as received is.
 const MaxUpstreamMessage = 200
 
-// upstreamDetail returns the upstream's own short message of a 4xx (see
-// shortMessage) when it tells the agent nothing it must not be told, or
-// could mistake for the upstream's words: no secret, no hidden value of
-// route, and nothing the request carried (see echoes). Otherwise, and for
-// a 5xx, it returns "".
-func upstreamDetail(up *Upstream, route *rules.Route, req *Request) string {
-	if up.Status >= 500 {
-		return ""
-	}
-	msg := shortMessage(up)
-	if msg == "" || redact.String(msg) != msg || echoes(msg, route, req) {
-		return ""
-	}
-	return msg
+// maxUpstreamText is the longest text of the upstream's a body may quote
+// from at all: past it, the text is a dump, not a message.
+const maxUpstreamText = 1 << 10
+
+// maxUpstreamDetail is the most entries upstream_detail lists.
+const maxUpstreamDetail = 10
+
+// Said is what the upstream's own error body told the caller, as far as it
+// is safe to show: its machine code, its message and the details it
+// attached (the first error of an errors array, and each entry's detail).
+// The bare API would have shown all of it; signpost keeps what holds no
+// secret, no hidden value of the route, and nothing of the operator's
+// (markup, stack traces, paths, hosts). A value the request carried may
+// come back in it: it is the caller's own.
+type Said struct {
+	Code    string
+	Message string
+	Detail  []string
 }
 
-// sharedRun is the most characters in a row an upstream message may share
-// with a value the request carried, where it does not hold the whole value
-// as a word: a longer run is the request's text coming back, cut or not.
+// upstreamSaid reads up's body for what it said (see Said); without
+// message, it leaves the message out unread. A 5xx says nothing the caller
+// may see: its cause is the operator's.
+func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message bool) Said {
+	if up == nil || up.Status >= 500 || up.Body == nil || len(up.Body.Raw) == 0 || len(up.Body.Raw) > 64<<10 {
+		return Said{}
+	}
+	raw := up.Body.Raw
+	var code, msg string
+	var details []string
+	if rules.IsJSON(raw) {
+		code, msg, details = jsonSaid(raw, up.Status, message)
+	} else {
+		mt, _, _ := mime.ParseMediaType(up.Header.Get("Content-Type"))
+		if mt != "text/plain" {
+			return Said{}
+		}
+		msg = string(raw)
+	}
+	s := safeText{route: route, req: req}
+	var out Said
+	if code != "" && redact.String(code) == code && !s.holdsPrivate(code) {
+		out.Code = code
+	}
+	if msg = strings.TrimSpace(msg); message && msg != "" && s.safe(msg) {
+		out.Message = msg
+	}
+	for _, d := range details {
+		if len(out.Detail) == maxUpstreamDetail {
+			break
+		}
+		if d = strings.TrimSpace(d); d != "" && d != out.Message && !slices.Contains(out.Detail, d) && s.safe(d) {
+			out.Detail = append(out.Detail, d)
+		}
+	}
+	return out
+}
+
+// upstreamDetail returns the upstream's own message of a 4xx when it is
+// safe to show (see Said), or "".
+func upstreamDetail(up *Upstream, route *rules.Route, req *Request) string {
+	return upstreamSaid(up, route, req, true).Message
+}
+
+// Members of a JSON error body that hold its machine code and its message,
+// in the order they are looked for: the shapes of Prometheus, OAuth 2.0,
+// Google's and JSON-RPC's nested error object, the Docker registry's and
+// GraphQL's errors array, RFC 9457 problem details.
+var (
+	codeMembers    = []string{"errorType", "error_code", "errorCode", "code", "error.code", "error.status", "errors.0.code", "errors.0.extensions.code"}
+	messageMembers = []string{"error_description", "message", "error.message", "errors.0.message", "detail", "errorMessage", "msg"}
+)
+
+// jsonSaid finds the code, the message (unless message is false) and the
+// details of a JSON error body. An "error" string that reads as an identifier (channel_not_found,
+// NOT_FOUND) is a code; any other is the message. A numeric code that only
+// repeats the status is no code.
+//
+// The body is read in place, through a string sharing its bytes (its
+// buffer is charged to the proxy's budget and taken back once the error is
+// answered), and only what is found is copied out.
+func jsonSaid(raw []byte, status int, message bool) (code, msg string, details []string) {
+	defer func() {
+		if !message {
+			msg = ""
+		}
+		code, msg = strings.Clone(code), strings.Clone(msg)
+		for i := range details {
+			details[i] = strings.Clone(details[i])
+		}
+	}()
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw)))
+	if !root.IsObject() {
+		return "", "", nil
+	}
+	if e := root.Get("error"); e.Type == gjson.String {
+		if identifier(e.Str) {
+			code = e.Str
+		} else {
+			msg = e.Str
+		}
+	}
+	for _, k := range codeMembers {
+		if code != "" {
+			break
+		}
+		switch v := root.Get(k); {
+		case v.Type == gjson.String && identifier(v.Str):
+			code = v.Str
+		case v.Type == gjson.Number && v.Raw != strconv.Itoa(status) && isInteger(v.Raw):
+			code = v.Raw
+		}
+	}
+	for _, k := range messageMembers {
+		if msg != "" {
+			break
+		}
+		if v := root.Get(k); v.Type == gjson.String {
+			msg = v.Str
+		}
+	}
+	if errs := root.Get("errors"); errs.IsArray() {
+		errs.ForEach(func(_, e gjson.Result) bool {
+			details = append(details, detailOf(e.Get("detail"))...)
+			if m := e.Get("message"); m.Type == gjson.String && m.Str != msg {
+				details = append(details, m.Str)
+			}
+			return len(details) < 4*maxUpstreamDetail
+		})
+	}
+	return code, msg, details
+}
+
+// detailOf turns an error's detail into text: a string as it is, each
+// scalar member of an object as "key: value".
+func detailOf(d gjson.Result) []string {
+	switch {
+	case d.Type == gjson.String:
+		return []string{d.Str}
+	case d.IsObject():
+		var out []string
+		d.ForEach(func(k, v gjson.Result) bool {
+			if v.Type == gjson.String || v.Type == gjson.Number {
+				out = append(out, k.String()+": "+v.String())
+			}
+			return len(out) < maxUpstreamDetail
+		})
+		return out
+	}
+	return nil
+}
+
+// identifier reports whether s reads as a machine code rather than prose:
+// at most 64 letters, digits, '_', '-', '.' and ':', a letter or digit
+// first, with an underscore or a dot, or in capitals (NOT_FOUND, bad_data,
+// invalid_grant, E1001).
+func identifier(s string) bool {
+	if s == "" || len(s) > 64 || !isAlnum(s[0]) {
+		return false
+	}
+	upper := true
+	joined := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			upper = false
+		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+		case c == '_' || c == '.':
+			joined = true
+		case c == '-' || c == ':':
+		default:
+			return false
+		}
+	}
+	return joined || upper && len(s) > 1
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isInteger(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// safeText judges text of the upstream's against what a route keeps
+// hidden and what a request carried.
+type safeText struct {
+	route   *rules.Route
+	req     *Request
+	carried []string // the request's values, longest first
+	private []string // the request's credentials
+	built   bool     // carried and private are listed
+}
+
+// safe reports whether s may be shown: one line of at most maxUpstreamText
+// bytes of valid UTF-8, holding no secret (see redact), no hidden value of
+// the route, no value of a header field (a credential, as often as not),
+// and, once the request's own values are set aside, reading as prose (see
+// quotable).
+func (t *safeText) safe(s string) bool {
+	if len(s) > maxUpstreamText || !utf8.ValidString(s) || redact.String(s) != s || t.holdsPrivate(s) {
+		return false
+	}
+	return quotable(t.withoutCarried(s))
+}
+
+// sharedRun is the most characters in a row a text may share with a
+// private value (hidden, or a header's), where it does not hold the whole
+// value as a word: a longer run is that value, cut or not.
 const sharedRun = 12
 
-// echoes reports whether msg holds a hidden value of route, or a value the
-// request carried: any value, as a whole word in any case, or sharedRun
-// characters in a row of one (of a value, a body's key or the path). Text
-// the agent sent coming back in upstream_message would read as the
-// upstream's own words, and a hidden value is never shown.
-func echoes(msg string, route *rules.Route, req *Request) bool {
-	lower := strings.ToLower(msg)
-	runs := make(map[string]bool, len(lower))
-	for i := 0; i+sharedRun <= len(lower); i++ {
-		runs[lower[i:i+sharedRun]] = true
-	}
-	found := false
-	whole := func(v string) {
-		if v = strings.ToLower(strings.TrimSpace(v)); v != "" && !found {
-			found = hasWord(lower, v) || sharesRun(runs, v)
+// holdsPrivate reports whether s holds a hidden value of the route, the
+// value of one of its header fields or of a credential header the request
+// sent (Authorization, Cookie, an API key's), as a whole word in any case
+// or by sharedRun characters in a row.
+func (t *safeText) holdsPrivate(s string) bool {
+	lower := strings.ToLower(s)
+	holds := func(v string) bool {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v == "" {
+			return false
 		}
-	}
-	part := func(v string) {
-		if !found {
-			found = sharesRun(runs, strings.ToLower(v))
+		if hasWord(lower, v) {
+			return true
 		}
-	}
-	if route != nil {
-		for _, f := range route.Fields {
-			for _, h := range f.Hidden {
-				whole(h)
+		for i := 0; i+sharedRun <= len(v); i++ {
+			if strings.Contains(lower, v[i:i+sharedRun]) {
+				return true
 			}
-			if req != nil && f.In == rules.InHeader {
-				if v := req.Value(f); v.Exists() {
-					whole(v.String())
+		}
+		return false
+	}
+	if t.route != nil {
+		for _, f := range t.route.Fields {
+			for _, h := range f.Hidden {
+				if holds(h) {
+					return true
+				}
+			}
+			if t.req != nil && f.In == rules.InHeader {
+				if v := t.req.Value(f); v.Exists() && holds(v.String()) {
+					return true
 				}
 			}
 		}
 	}
+	if !t.built {
+		t.build()
+	}
+	for _, v := range t.private {
+		if holds(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// build lists once what the request carried: its values to set aside
+// (carriedValues) and its credentials, which are never shown: the values
+// of credential headers (Authorization, Cookie, an API key's), the scheme
+// that opens one (Bearer, Basic) left out as no secret, and those of query
+// parameters and JSON body members named as credentials (password, token).
+func (t *safeText) build() {
+	t.built = true
+	t.carried = carriedValues(t.req)
+	if t.req == nil {
+		return
+	}
+	add := func(v string) {
+		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && redact.Credential(v) != "[masked]" {
+			v = cred
+		}
+		if v != "" && len(t.private) < maxCarried {
+			t.private = append(t.private, v)
+		}
+	}
+	for name, vs := range t.req.Header {
+		if redact.CredentialName(name) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+	q := t.req.Query
+	if q == nil {
+		q, _ = url.ParseQuery(t.req.RawQuery)
+	}
+	for k, vs := range q {
+		if redact.CredentialName(k) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+	if len(t.req.Body) > 0 && rules.IsJSON(t.req.Body) {
+		var walk func(v gjson.Result)
+		walk = func(v gjson.Result) {
+			v.ForEach(func(k, m gjson.Result) bool {
+				switch {
+				case m.IsObject() || m.IsArray():
+					walk(m)
+				case k.Type == gjson.String && redact.CredentialName(k.Str):
+					add(m.String())
+				}
+				return len(t.private) < maxCarried
+			})
+		}
+		walk(gjson.ParseBytes(t.req.Body))
+	}
+}
+
+// maxCarried bounds how many of the request's values are set aside.
+const maxCarried = 256
+
+// withoutCarried returns s with each value the request carried (in the
+// path, the query or a JSON body; keys too), matched in any ASCII case,
+// replaced by a neutral word, so that quotable judges only the upstream's
+// own words: a digest or a URL the caller sent is not the operator's.
+func (t *safeText) withoutCarried(s string) string {
+	if !t.built {
+		t.build()
+	}
+	for _, v := range t.carried {
+		s = replaceFold(s, v, "value")
+	}
+	return s
+}
+
+// carriedValues lists the values req carried, two bytes or longer, longest
+// first: path variables and segments, query keys and values, a JSON body's
+// keys and scalar values.
+func carriedValues(req *Request) []string {
 	if req == nil {
-		return found
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(v string) {
+		if len(v) >= 2 && len(v) <= maxUpstreamText && !seen[v] && len(out) < maxCarried {
+			seen[v] = true
+			out = append(out, v)
+		}
 	}
 	for _, v := range req.Vars {
-		whole(v)
+		add(v)
+	}
+	for _, seg := range strings.Split(req.Path, "/") {
+		add(seg)
+		if u, err := url.PathUnescape(seg); err == nil {
+			add(u)
+		}
 	}
 	q := req.Query
 	if q == nil {
 		q, _ = url.ParseQuery(req.RawQuery)
 	}
 	for k, vs := range q {
-		part(k)
+		add(k)
 		for _, v := range vs {
-			whole(v)
+			add(v)
 		}
-	}
-	for _, seg := range strings.Split(req.Path, "/") {
-		part(seg)
 	}
 	if len(req.Body) > 0 && rules.IsJSON(req.Body) {
 		var walk func(v gjson.Result)
 		walk = func(v gjson.Result) {
 			v.ForEach(func(k, m gjson.Result) bool {
 				if k.Type == gjson.String {
-					part(k.Str)
+					add(k.Str)
 				}
 				switch {
 				case m.IsObject() || m.IsArray():
 					walk(m)
 				case m.Type == gjson.String:
-					whole(m.Str)
+					add(m.Str)
 				case m.Type == gjson.Number:
-					whole(m.Raw)
+					add(m.Raw)
 				}
-				return !found
+				return len(out) < maxCarried
 			})
 		}
 		walk(gjson.ParseBytes(req.Body))
 	}
-	return found
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// replaceFold replaces every occurrence of old in s that stands as a word
+// (neither end touching a letter or digit), matched in any ASCII case,
+// with new. A value met inside a longer token is left: setting it aside
+// could split a key into pieces that each look harmless.
+func replaceFold(s, old, new string) string {
+	if len(old) > len(s) {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(old) <= len(s); {
+		if strings.EqualFold(s[i:i+len(old)], old) && wordEdge(s, i, i+len(old)) {
+			b.WriteString(s[last:i])
+			b.WriteString(new)
+			i += len(old)
+			last = i
+			continue
+		}
+		i++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// wordEdge reports whether s[i:j] touches no letter or digit on either
+// side.
+func wordEdge(s string, i, j int) bool {
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[j:])
+	return !wordRune(before) && !wordRune(after)
 }
 
 // hasWord reports whether s holds w where neither end of it touches a
@@ -130,9 +461,7 @@ func hasWord(s, w string) bool {
 			return false
 		}
 		j += i
-		before, _ := utf8.DecodeLastRuneInString(s[:j])
-		after, _ := utf8.DecodeRuneInString(s[j+len(w):])
-		if !wordRune(before) && !wordRune(after) {
+		if wordEdge(s, j, j+len(w)) {
 			return true
 		}
 		i = j + 1
@@ -141,48 +470,6 @@ func hasWord(s, w string) bool {
 
 func wordRune(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
-}
-
-// sharesRun reports whether v holds one of runs, the sharedRun-byte
-// stretches of a message.
-func sharesRun(runs map[string]bool, v string) bool {
-	for i := 0; i+sharedRun <= len(v); i++ {
-		if runs[v[i:i+sharedRun]] {
-			return true
-		}
-	}
-	return false
-}
-
-// shortMessage returns the upstream's own message when it is safe and
-// useful to quote: one line of at most MaxUpstreamMessage characters from a
-// JSON "error" or "message" string, or from a plain-text body, that reads as
-// a sentence (see quotable).
-func shortMessage(up *Upstream) string {
-	if up.Body == nil || len(up.Body.Raw) == 0 {
-		return ""
-	}
-	raw := up.Body.Raw
-	var msg string
-	if rules.IsJSON(raw) {
-		for _, key := range []string{"error", "message"} {
-			if v := gjson.GetBytes(raw, key); v.Type == gjson.String {
-				msg = v.Str
-				break
-			}
-		}
-	} else {
-		mt, _, _ := mime.ParseMediaType(up.Header.Get("Content-Type"))
-		if mt != "text/plain" {
-			return ""
-		}
-		msg = string(raw)
-	}
-	msg = strings.TrimSpace(msg)
-	if msg == "" || !utf8.ValidString(msg) || utf8.RuneCountInString(msg) > MaxUpstreamMessage || !quotable(msg) {
-		return ""
-	}
-	return msg
 }
 
 // quotable reports whether an upstream message reads as a sentence a
@@ -305,4 +592,50 @@ var internalWords = map[string]bool{
 var sqlWords = map[string]bool{
 	"select": true, "insert": true, "update": true, "delete": true, "from": true, "where": true,
 	"into": true, "join": true, "values": true, "table": true, "drop": true, "alter": true,
+}
+
+// keepSaid sets on e what the upstream said of an error no rule explains:
+// its code, its message and its details.
+func (e *Error) keepSaid(up *Upstream, route *rules.Route, req *Request) {
+	said := upstreamSaid(up, route, req, true)
+	e.UpstreamCode, e.UpstreamMessage, e.UpstreamDetail = said.Code, said.Message, said.Detail
+}
+
+// keepSaidBeyond sets on e, the answer of rule, what the upstream said that
+// the rule's answer does not: its code, unless it is the rule's own in
+// other dress (NOT_FOUND for not_found) or the one the rule matches, and
+// its details, but the value already in received. The rule's message
+// stands for the upstream's.
+func (e *Error) keepSaidBeyond(rule *rules.ErrorRule, up *Upstream, req *Request, sent gjson.Result) {
+	said := upstreamSaid(up, rule.Route(), req, false)
+	if said.Code != "" && !sameCode(said.Code, e.Code) && !matchesCode(rule.Match, said.Code) {
+		e.UpstreamCode = said.Code
+	}
+	for _, d := range said.Detail {
+		if !sent.Exists() || d != sent.String() {
+			e.UpstreamDetail = append(e.UpstreamDetail, d)
+		}
+	}
+}
+
+// matchesCode reports whether m, a rule's match, is written for code: the
+// rule was made for that code, and its own code stands for it.
+func matchesCode(m rules.Match, code string) bool {
+	return m.Equals != nil && strings.EqualFold(*m.Equals, code) ||
+		m.Contains != nil && strings.Contains(code, *m.Contains) ||
+		m.Regex != nil && m.Regex.MatchString(code)
+}
+
+// sameCode reports whether two codes differ only in case and in how their
+// words are joined.
+func sameCode(a, b string) bool {
+	norm := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '-' || r == '.' || r == ' ' {
+				return '_'
+			}
+			return unicode.ToLower(r)
+		}, s)
+	}
+	return norm(a) == norm(b)
 }

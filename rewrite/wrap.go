@@ -51,6 +51,6 @@ func Wrap(up *Upstream, route *rules.Route, req *Request) *Error {
 	if e.Retryable {
 		e.RetryAfter = retryAfter(up.Header, fallback, timeNow())
 	}
-	e.UpstreamMessage = upstreamDetail(up, route, req)
+	e.keepSaid(up, route, req)
 	return e
 }

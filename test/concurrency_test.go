@@ -31,8 +31,9 @@ func TestConcurrentRequests(t *testing.T) {
 			`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`},
 		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p9","customer_id":"C-1042"}`, 400,
 			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
-		// No rule explains "Missing title": the declared checks do.
-		{"POST", "/tickets", `{"status":"open"}`, 400, `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
+		// No rule explains "Missing title": the declared checks do, and
+		// the upstream's words are kept beside them.
+		{"POST", "/tickets", `{"status":"open"}`, 400, `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","upstream_message":"Missing title","errors":[` +
 			`{"field":"title","code":"invalid_title","message":"is required; must be a non-empty string of at most 200 characters"},` +
 			`{"field":"priority","code":"invalid_priority","message":"is required; must be one of: p1, p2, p3"},` +
 			`{"field":"customer_id","code":"invalid_customer_id","message":"is required; must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)"}],"retryable":false}`},
