@@ -47,10 +47,10 @@ type Said struct {
 	Detail  []string
 }
 
-// upstreamSaid reads up's body for what it said (see Said); without
-// message, it leaves the message out unread. A 5xx says nothing the caller
-// may see: its cause is the operator's.
-func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message bool) Said {
+// upstreamSaid reads up's body for what it said (see Said). The message is
+// kept only where message reports it is wanted (nil: always). A 5xx says
+// nothing the caller may see: its cause is the operator's.
+func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message func(string) bool) Said {
 	if up == nil || up.Status >= 500 || up.Body == nil || len(up.Body.Raw) == 0 || len(up.Body.Raw) > 64<<10 {
 		return Said{}
 	}
@@ -58,7 +58,7 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message bool) 
 	var code, msg string
 	var details []string
 	if rules.IsJSON(raw) {
-		code, msg, details = jsonSaid(raw, up.Status, message)
+		code, msg, details = jsonSaid(raw, up.Status)
 	} else {
 		mt, _, _ := mime.ParseMediaType(up.Header.Get("Content-Type"))
 		if mt != "text/plain" {
@@ -71,8 +71,8 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message bool) 
 	if code != "" && redact.String(code) == code && !s.holdsPrivate(code) {
 		out.Code = code
 	}
-	if msg = strings.TrimSpace(msg); message && msg != "" && s.safe(msg) {
-		out.Message = msg
+	if msg = strings.TrimSpace(msg); msg != "" && (message == nil || message(msg)) && s.safe(msg) {
+		out.Message = strings.Clone(msg)
 	}
 	for _, d := range details {
 		if len(out.Detail) == maxUpstreamDetail {
@@ -88,7 +88,7 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message bool) 
 // upstreamDetail returns the upstream's own message of a 4xx when it is
 // safe to show (see Said), or "".
 func upstreamDetail(up *Upstream, route *rules.Route, req *Request) string {
-	return upstreamSaid(up, route, req, true).Message
+	return upstreamSaid(up, route, req, nil).Message
 }
 
 // Members of a JSON error body that hold its machine code and its message,
@@ -100,20 +100,18 @@ var (
 	messageMembers = []string{"error_description", "message", "error.message", "errors.0.message", "detail", "errorMessage", "msg"}
 )
 
-// jsonSaid finds the code, the message (unless message is false) and the
-// details of a JSON error body. An "error" string that reads as an identifier (channel_not_found,
+// jsonSaid finds the code, the message and the details of a JSON error
+// body. An "error" string that reads as an identifier (channel_not_found,
 // NOT_FOUND) is a code; any other is the message. A numeric code that only
 // repeats the status is no code.
 //
 // The body is read in place, through a string sharing its bytes (its
 // buffer is charged to the proxy's budget and taken back once the error is
-// answered), and only what is found is copied out.
-func jsonSaid(raw []byte, status int, message bool) (code, msg string, details []string) {
+// answered), and only what is found is copied out; msg is left a view of
+// the body, for the caller to copy if it keeps it.
+func jsonSaid(raw []byte, status int) (code, msg string, details []string) {
 	defer func() {
-		if !message {
-			msg = ""
-		}
-		code, msg = strings.Clone(code), strings.Clone(msg)
+		code = strings.Clone(code)
 		for i := range details {
 			details[i] = strings.Clone(details[i])
 		}
@@ -355,7 +353,9 @@ func (t *safeText) withoutCarried(s string) string {
 	for _, v := range t.carried {
 		s = replaceFold(s, v, "value")
 	}
-	return s
+	// A parameter the caller sent, assigned (try ?step=XX), is the
+	// caller's own too, not an assignment of the operator's.
+	return strings.ReplaceAll(s, "value=", "value is ")
 }
 
 // carriedValues lists the values req carried, two bytes or longer, longest
@@ -597,7 +597,7 @@ var sqlWords = map[string]bool{
 // keepSaid sets on e what the upstream said of an error no rule explains:
 // its code, its message and its details.
 func (e *Error) keepSaid(up *Upstream, route *rules.Route, req *Request) {
-	said := upstreamSaid(up, route, req, true)
+	said := upstreamSaid(up, route, req, nil)
 	e.UpstreamCode, e.UpstreamMessage, e.UpstreamDetail = said.Code, said.Message, said.Detail
 }
 
@@ -605,9 +605,10 @@ func (e *Error) keepSaid(up *Upstream, route *rules.Route, req *Request) {
 // the rule's answer does not: its code, unless it is the rule's own in
 // other dress (NOT_FOUND for not_found) or the one the rule matches, and
 // its details, but the value already in received. The rule's message
-// stands for the upstream's.
+// stands for the upstream's: its author wrote it to say more (and may
+// quote the upstream's with {upstream}).
 func (e *Error) keepSaidBeyond(rule *rules.ErrorRule, up *Upstream, req *Request, sent gjson.Result) {
-	said := upstreamSaid(up, rule.Route(), req, false)
+	said := upstreamSaid(up, rule.Route(), req, func(string) bool { return false })
 	if said.Code != "" && !sameCode(said.Code, e.Code) && !matchesCode(rule.Match, said.Code) {
 		e.UpstreamCode = said.Code
 	}
