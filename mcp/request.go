@@ -153,7 +153,7 @@ func (b *builder) checkPath(vars []rules.PathVariable) {
 		}
 		switch {
 		case !given:
-			b.shape[v.Name] = rewrite.Entry{Field: v.Name, Code: "invalid_" + v.Name, Message: "is required; " + rule}
+			b.shape[v.Name] = rewrite.Entry{Field: v.Name, Code: rewrite.InvalidCode(v.Name), Message: "is required; " + rule}
 		case !pattern.MatchString(value):
 			// A declared field's own rule, when it breaks that too, says more.
 			b.shape[v.Name] = b.entry(v.Name, rules.Text(value), rule)
@@ -188,7 +188,7 @@ func (b *builder) fault(name string, v gjson.Result, message string) {
 }
 
 func (b *builder) entry(name string, v gjson.Result, message string) rewrite.Entry {
-	code := "invalid_" + name
+	code := rewrite.InvalidCode(name)
 	if f := b.route.Field(name); f != nil {
 		code = rewrite.FieldCode(b.route, f)
 	}

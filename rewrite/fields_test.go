@@ -173,3 +173,26 @@ func TestFieldFaults(t *testing.T) {
 		t.Run("before/"+c.name, func(t *testing.T) { run(t, c) })
 	}
 }
+
+// TestInvalidCode: a field's own code is snake_case whatever the API calls
+// the field, as docs/response-contract.md promises of every code.
+func TestInvalidCode(t *testing.T) {
+	for name, want := range map[string]string{
+		"status":          "invalid_status",
+		"customer_id":     "invalid_customer_id",
+		"photoUrls":       "invalid_photo_urls",
+		"createdBy":       "invalid_created_by",
+		"X-Api-Key":       "invalid_x_api_key",
+		"filter[status]":  "invalid_filter_status",
+		"owner.firstName": "invalid_owner_first_name",
+		"HTTPServer":      "invalid_http_server",
+		"match[]":         "invalid_match",
+		"2fa":             "invalid_2fa",
+		"$type":           "invalid_type",
+		"[]":              "invalid_value",
+	} {
+		if got := rewrite.InvalidCode(name); got != want {
+			t.Errorf("InvalidCode(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

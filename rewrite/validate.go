@@ -92,7 +92,7 @@ func place(f *rules.Field) string {
 
 // FieldCode is the code a fault of field f carries: that of the route's
 // first error rule that names f and states f's rule, so that a fault reads
-// the same whether the upstream or signpost found it, else invalid_<field>.
+// the same whether the upstream or signpost found it, else InvalidCode's.
 // A rule with a message of its own (no such ticket) speaks of existence or
 // business, not of the value's form, and lends no code.
 func FieldCode(route *rules.Route, f *rules.Field) string {
@@ -101,7 +101,44 @@ func FieldCode(route *rules.Route, f *rules.Field) string {
 			return e.Code
 		}
 	}
-	return "invalid_" + f.Name
+	return InvalidCode(f.Name)
+}
+
+// InvalidCode is the code of a fault of the field or argument named name
+// that no rule gives one: invalid_ and the name's words in snake_case, as
+// every code is (photoUrls: invalid_photo_urls, X-Api-Key:
+// invalid_x_api_key, filter[status]: invalid_filter_status).
+func InvalidCode(name string) string {
+	b := make([]byte, 0, len("invalid_")+len(name)+4)
+	b = append(b, "invalid_"...)
+	start := len(b)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			// A capital opens a word after a small letter or a digit, and
+			// ends a run of capitals before a small letter (HTTPServer).
+			prevLower := i > 0 && (name[i-1] >= 'a' && name[i-1] <= 'z' || name[i-1] >= '0' && name[i-1] <= '9')
+			endsRun := i > 0 && name[i-1] >= 'A' && name[i-1] <= 'Z' && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z'
+			if (prevLower || endsRun) && len(b) > start && b[len(b)-1] != '_' {
+				b = append(b, '_')
+			}
+			b = append(b, c+'a'-'A')
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			b = append(b, c)
+		default:
+			if len(b) > start && b[len(b)-1] != '_' {
+				b = append(b, '_')
+			}
+		}
+	}
+	for len(b) > start && b[len(b)-1] == '_' {
+		b = b[:len(b)-1]
+	}
+	if len(b) == start {
+		return "invalid_value"
+	}
+	return string(b)
 }
 
 // Batch folds field faults into one body sent with status: the flat

@@ -18,7 +18,7 @@ func petStore() http.Handler {
 		w.WriteHeader(status)
 		w.Write(b)
 	}
-	mux.HandleFunc("GET /pet/findByStatus", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v3/pet/findByStatus", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("status") {
 		case "available", "pending", "sold":
 			reply(w, 200, []any{map[string]any{"id": 1, "name": "Rex"}})
@@ -26,7 +26,7 @@ func petStore() http.Handler {
 			reply(w, 400, map[string]string{"message": "Invalid status value"})
 		}
 	})
-	mux.HandleFunc("GET /pet/{petId}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /v3/pet/{petId}", func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("petId") != "1" {
 			reply(w, 404, map[string]string{"message": "Pet not found"})
 			return
@@ -76,7 +76,7 @@ func TestAuthoringWorkflow(t *testing.T) {
 	add("get_pet_by_id", `    errors:
       - match: {status: 404, json: message, equals: Pet not found}
         code: unknown_pet
-        field: pet_id
+        field: petId
         message: no pet has this id
 `)
 	if err := os.WriteFile(rulesFile, []byte(text), 0o644); err != nil {
@@ -93,13 +93,13 @@ func TestAuthoringWorkflow(t *testing.T) {
 	os.WriteFile(tests, []byte(`rules: petstore.yaml
 tests:
   - name: a status in the wrong case is rewritten
-    request: {method: GET, path: '/pet/findByStatus?status=Available'}
+    request: {method: GET, path: '/v3/pet/findByStatus?status=Available'}
     upstream: {status: 400, body: {message: Invalid status value}}
     expect:
       status: 400
       body: {error: invalid_status, field: status, message: "must be one of: available, pending, sold", received: Available, retryable: false}
   - name: an unknown pet
-    request: {method: GET, path: /pet/7}
+    request: {method: GET, path: /v3/pet/7}
     upstream: {status: 404, body: {message: Pet not found}}
     expect: {status: 404, body_subset: {error: unknown_pet, received: "7"}}
 `), 0o644)
@@ -110,11 +110,11 @@ tests:
 	// 5. Serve in front of the real API.
 	up := newUpstream(t, petStore())
 	sp := startSignpost(t, rulesFile, up.URL)
-	wantJSONError(t, send(t, "GET", sp.URL+"/pet/findByStatus?status=Available", nil), 400,
+	wantJSONError(t, send(t, "GET", sp.URL+"/v3/pet/findByStatus?status=Available", nil), 400,
 		`{"error":"invalid_status","field":"status","message":"must be one of: available, pending, sold","received":"Available","retryable":false}`)
-	wantJSONError(t, send(t, "GET", sp.URL+"/pet/7", nil), 404,
-		`{"error":"unknown_pet","field":"pet_id","message":"no pet has this id","received":"7","retryable":false}`)
-	if got := send(t, "GET", sp.URL+"/pet/1", nil); got.status != 200 || string(got.body) != `{"id":1,"name":"Rex"}` {
+	wantJSONError(t, send(t, "GET", sp.URL+"/v3/pet/7", nil), 404,
+		`{"error":"unknown_pet","field":"petId","message":"no pet has this id","received":"7","retryable":false}`)
+	if got := send(t, "GET", sp.URL+"/v3/pet/1", nil); got.status != 200 || string(got.body) != `{"id":1,"name":"Rex"}` {
 		t.Errorf("a success through the imported rules: %d %s", got.status, got.body)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/signpost-proxy/signpost/rules/openapi"
@@ -25,15 +24,18 @@ const importWhat = "import what? e.g. signpost import openapi petstore.yaml"
 
 const importHelp = `Usage: signpost import openapi SPEC [-o FILE]
 
-Writes a starter rule file from an OpenAPI 3.0 or 3.1 document (YAML or JSON;
-- reads standard input): one route per operation, named by its operationId, with
-the fields its parameters and JSON request body declare and their enums,
-formats, patterns and bounds. Error rules are left to you: under each route a
-comment lists the error responses the spec documents. The file passes
+Writes a starter rule file from an OpenAPI 3.0 or 3.1 document or a Swagger 2.0
+one (YAML or JSON; - reads standard input; signpost import swagger SPEC is the
+same command): one route per operation, named by its operationId, with the
+fields its parameters and JSON request body declare, named as the API spells
+its keys, and their enums, formats, patterns and bounds. Route paths carry the
+path of the spec's first server (Swagger's basePath), as requests do, and the
+upstream is that server's origin. Error rules are left to you: under each route
+a comment lists the error responses the spec documents. The file passes
 signpost check as written.`
 
-// importCmd writes a starter rule file from an API description. The only
-// kind it reads is OpenAPI 3, whose flags fs holds.
+// importCmd writes a starter rule file from an API description: an
+// OpenAPI 3 or Swagger 2.0 document, whose flags fs holds.
 func importCmd(fs *flag.FlagSet) runFunc {
 	out := fs.String("o", "", "write the rule file to `FILE` instead of standard output")
 	return func(args []string, stdout, stderr io.Writer) int {
@@ -42,26 +44,24 @@ func importCmd(fs *flag.FlagSet) runFunc {
 			return exitUsage
 		}
 		switch kind := args[0]; kind {
-		case "openapi":
-			return importOpenAPI(fs, out, args[1:], stdout, stderr)
+		case "openapi", "swagger":
+			// The document's own version key tells one from the other.
+			return importOpenAPI(fs, out, kind, args[1:], stdout, stderr)
 		case "-h", "--help", "-help", "help":
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return exitOK
 		default:
-			if strings.EqualFold(kind, "swagger") {
-				fmt.Fprintln(stderr, "signpost import: swagger 2.0 is not supported; convert it to OpenAPI 3 first, then: signpost import openapi petstore.yaml")
-				return exitUsage
-			}
-			fmt.Fprintf(stderr, "signpost import: unknown kind %q; %s%s\n", kind, didYouMean(kind, []string{"openapi"}), importWhat)
+			fmt.Fprintf(stderr, "signpost import: unknown kind %q; %s%s\n", kind, didYouMean(kind, []string{"openapi", "swagger"}), importWhat)
 			return exitUsage
 		}
 	}
 }
 
 // importOpenAPI parses args with fs, whose -o sets out, and writes the
-// rule file imported from the spec they name.
-func importOpenAPI(fs *flag.FlagSet, out *string, args []string, stdout, stderr io.Writer) int {
+// rule file imported from the spec they name. kind is the command's word
+// for the spec, openapi or swagger, for messages.
+func importOpenAPI(fs *flag.FlagSet, out *string, kind string, args []string, stdout, stderr io.Writer) int {
 	// Flags may come before or after SPEC: signpost import openapi spec.yaml -o rules.yaml.
 	var specs []string
 	for {
@@ -75,12 +75,12 @@ func importOpenAPI(fs *flag.FlagSet, out *string, args []string, stdout, stderr 
 		args = fs.Args()[1:]
 	}
 	if len(specs) != 1 {
-		fmt.Fprintln(stderr, "signpost import openapi: name one spec, e.g. signpost import openapi petstore.yaml -o rules.yaml (- reads standard input)")
+		fmt.Fprintf(stderr, "signpost import %s: name one spec, e.g. signpost import %s petstore.yaml -o rules.yaml (- reads standard input)\n", kind, kind)
 		return exitUsage
 	}
 	spec := specs[0]
 	if *out != "" && spec != "-" && filepath.Clean(*out) == filepath.Clean(spec) {
-		fmt.Fprintf(stderr, "signpost import openapi: -o %s would overwrite the spec; name another file, e.g. -o rules.yaml\n", *out)
+		fmt.Fprintf(stderr, "signpost import %s: -o %s would overwrite the spec; name another file, e.g. -o rules.yaml\n", kind, *out)
 		return exitUsage
 	}
 

@@ -72,7 +72,7 @@ var commands = []command{
 	{"test", "test TESTFILE...", "run rule unit tests, in process", testHelp, testCmd},
 	{"explain", "explain --config FILE ...", "show which rule matches an upstream error, and why not the others", explainHelp, explain},
 	{"schema", "schema FILE [--format F]", "export routes as LLM tool definitions with their constraints", schemaHelp, schema},
-	{"import", "import openapi SPEC [-o FILE]", "write a starter rule file from an OpenAPI 3 document", importHelp, importCmd},
+	{"import", "import openapi SPEC [-o FILE]", "write a starter rule file from an OpenAPI 3 or Swagger 2.0 document", importHelp, importCmd},
 	{"draft", "draft --admin ADDRESS... [-o FILE]", "write a rule file from what observe mode learned of the API", draftHelp, draftCmd},
 	{"aliases", "aliases --from LOGFILE", "propose aliases observed in signpost's logs", aliasesHelp, aliases},
 	{"demo", "demo", "show a wrong call answered with and without signpost", demoHelp, demo},

@@ -3,6 +3,7 @@ package openapi
 import (
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -12,6 +13,20 @@ import (
 // which must load without problems or warnings.
 func importFile(t *testing.T, name string) *rules.Config {
 	t.Helper()
+	text := importText(t, name)
+	cfg, err := rules.Parse(name+".rules.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("the imported rule file does not load:\n%v\n%s", err, text)
+	}
+	if ws := cfg.Warnings(); len(ws) > 0 {
+		t.Errorf("signpost check warns about the imported rule file:\n%v\n%s", ws, text)
+	}
+	return cfg
+}
+
+// importText imports a spec of testdata and returns the rule file written.
+func importText(t *testing.T, name string) string {
+	t.Helper()
 	data, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
@@ -20,14 +35,7 @@ func importFile(t *testing.T, name string) *rules.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := rules.Parse(name+".rules.yaml", res.Text)
-	if err != nil {
-		t.Fatalf("the imported rule file does not load:\n%v\n%s", err, res.Text)
-	}
-	if ws := cfg.Warnings(); len(ws) > 0 {
-		t.Errorf("signpost check warns about the imported rule file:\n%v\n%s", ws, res.Text)
-	}
-	return cfg
+	return string(res.Text)
 }
 
 // TestImportDescriptions: an operation's summary, and its description
@@ -114,6 +122,43 @@ func TestImportFormats(t *testing.T) {
 			if f.Check(rules.Text(v)) {
 				t.Errorf("%s.%s accepts %q, which the spec does not", tc.route, tc.field, v)
 			}
+		}
+	}
+}
+
+// importCase is a spec of testdata and what its rule file must hold.
+type importCase struct {
+	spec string
+	// upstream is the file's upstream; "" when it gives none.
+	upstream string
+	// routes are "name METHOD path", in the file's order.
+	routes []string
+	// contains are lines, or runs of lines, the file must hold.
+	contains []string
+}
+
+// check imports the spec, loads the rule file and compares it with tc.
+func (tc importCase) check(t *testing.T) {
+	t.Helper()
+	cfg := importFile(t, tc.spec)
+	text := importText(t, tc.spec)
+	upstream := ""
+	if cfg.Upstream != nil {
+		upstream = cfg.Upstream.String()
+	}
+	if upstream != tc.upstream {
+		t.Errorf("upstream %q; want %q", upstream, tc.upstream)
+	}
+	var routes []string
+	for _, r := range cfg.Routes {
+		routes = append(routes, r.Name+" "+r.Method+" "+r.Path)
+	}
+	if !slices.Equal(routes, tc.routes) {
+		t.Errorf("routes:\n  %s\nwant:\n  %s", strings.Join(routes, "\n  "), strings.Join(tc.routes, "\n  "))
+	}
+	for _, s := range tc.contains {
+		if !strings.Contains(text, s) {
+			t.Errorf("the rule file lacks %q:\n%s", s, text)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 // Package openapi writes starter rule files from OpenAPI 3.0 and 3.1
-// documents: one route per operation, named by its operationId, with the
-// fields its parameters and JSON request body declare. Error rules are left
-// to the author, with the error responses the spec documents as hints.
+// documents and Swagger 2.0 ones: one route per operation, named by its
+// operationId, under the path of the spec's server, with the fields its
+// parameters and JSON request body declare, named as the API spells its
+// keys. Error rules are left to the author, with the error responses the
+// spec documents as hints.
 package openapi
 
 import (
@@ -32,17 +34,32 @@ type Rules struct {
 	Routes, Fields int
 }
 
-// Import loads an OpenAPI 3.0 or 3.1 document and writes a starter rule
-// file for it. name is the spec as messages and the file's header name it.
+// Import loads an OpenAPI 3.0 or 3.1 document, or a Swagger 2.0 one, which
+// kin-openapi converts to OpenAPI 3.0 first, and writes a starter rule file
+// for it. name is the spec as messages and the file's header name it.
 func Import(name string, data []byte) (*Rules, error) {
-	if err := specCheckVersion(name, data); err != nil {
+	root, swagger, err := specVersion(name, data)
+	if err != nil {
 		return nil, err
 	}
-	loader := openapi3.NewLoader()
-	loader.IncludeOrigin = true // positions: document order, and where a problem is
-	doc, err := loader.LoadFromData(data)
+	var doc *openapi3.T
+	kind := ""
+	if swagger != nil {
+		kind = "Swagger " + swagger.Value
+		doc, err = loadSwagger(name, data, root, swagger)
+	} else {
+		loader := openapi3.NewLoader()
+		loader.IncludeOrigin = true // positions: document order, and where a problem is
+		doc, err = loader.LoadFromData(data)
+		if err != nil {
+			err = specLoadError(name, err)
+		}
+	}
 	if err != nil {
-		return nil, specLoadError(name, err)
+		return nil, err
+	}
+	if kind == "" {
+		kind = "OpenAPI " + doc.OpenAPI
 	}
 	// Patterns are ECMA-262 in OpenAPI and RE2 in signpost: one RE2 cannot
 	// compile is left out of the field with a comment, not an error. Examples
@@ -51,14 +68,18 @@ func Import(name string, data []byte) (*Rules, error) {
 		// A schema error goes on with the schema and value, over many lines.
 		msg, _, _ := strings.Cut(err.Error(), "\nSchema:")
 		msg, _, _ = strings.Cut(msg, "\nValue:")
-		return nil, fmt.Errorf("%s%s: invalid OpenAPI document: %s", name, specValidationPos(doc, err), flatten(msg))
+		what := "OpenAPI document"
+		if swagger != nil {
+			what = "Swagger 2.0 document (as converted to OpenAPI 3.0)"
+		}
+		return nil, fmt.Errorf("%s%s: invalid %s: %s", name, specValidationPos(doc, err), what, flatten(msg))
 	}
 	ops := specOperations(doc)
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%s: the spec declares no operations (paths is empty), so there is nothing to import; add at least one, e.g. paths: {/pets: {get: ...}}", name)
 	}
 	w := &ruleWriter{}
-	w.header(name, doc)
+	w.header(name, kind, swagger != nil, doc)
 	names := map[string]bool{}
 	for _, op := range ops {
 		w.route(op, uniqueRouteName(importRouteName(op), names))
@@ -69,18 +90,28 @@ func Import(name string, data []byte) (*Rules, error) {
 	return &Rules{Text: w.Bytes(), Routes: w.routes, Fields: w.fields}, nil
 }
 
-// specCheckVersion reads the document's version key before kin-openapi does,
+// specVersion reads the document's version key before kin-openapi does,
 // which reads a Swagger 2.0 document as an OpenAPI 3 one missing every key.
-func specCheckVersion(name string, data []byte) error {
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil {
-		return nil // not YAML: kin-openapi says where
+// It returns the document as YAML read it and, for Swagger 2.0, its
+// swagger key's value; root is nil for what YAML cannot read, whose
+// problem kin-openapi's loader words with a position.
+func specVersion(name string, data []byte) (root, swagger *yaml.Node, err error) {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return nil, nil, nil
 	}
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return fmt.Errorf("%s: not an OpenAPI document: its top level must be a mapping of openapi, info and paths", name)
+	const accepted = "signpost imports OpenAPI 3.0 and 3.1 (openapi: 3.0.3) and Swagger 2.0 (swagger: \"2.0\")"
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		seen := "empty"
+		if len(doc.Content) > 0 {
+			seen = yamlNodeKind(doc.Content[0])
+		}
+		return nil, nil, fmt.Errorf("%s: not an OpenAPI document: its top level is %s, and must be a mapping of openapi (or swagger), info and paths; %s", name, seen, accepted)
 	}
-	var swagger, openapi *yaml.Node
-	for m, i := root.Content[0], 0; i+1 < len(m.Content); i += 2 {
+	var openapi *yaml.Node
+	var keys []string
+	for m, i := doc.Content[0], 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
 		switch m.Content[i].Value {
 		case "swagger":
 			swagger = m.Content[i+1]
@@ -89,14 +120,41 @@ func specCheckVersion(name string, data []byte) error {
 		}
 	}
 	switch {
+	case swagger != nil && openapi != nil:
+		return nil, nil, fmt.Errorf("%s:%d:%d: the document has both swagger: %s and openapi: %s; keep the one key of the version it is written in", name, swagger.Line, swagger.Column, swagger.Value, openapi.Value)
+	case swagger != nil && swagger.Value != "2.0":
+		return nil, nil, fmt.Errorf("%s:%d:%d: swagger: %s is not supported; %s", name, swagger.Line, swagger.Column, swagger.Value, accepted)
 	case swagger != nil:
-		return fmt.Errorf("%s: swagger: %s is not supported; convert it to OpenAPI 3 first, e.g. with swagger2openapi", name, swagger.Value)
+		return &doc, swagger, nil
 	case openapi == nil:
-		return fmt.Errorf("%s: not an OpenAPI document: it has no openapi: key naming its version, e.g. openapi: 3.0.3", name)
+		if len(keys) > 6 {
+			keys = append(keys[:6], "…")
+		}
+		return nil, nil, fmt.Errorf("%s: not an OpenAPI document: no openapi: or swagger: key names its version (its top-level keys: %s); %s", name, strings.Join(keys, ", "), accepted)
 	case !strings.HasPrefix(openapi.Value, "3."):
-		return fmt.Errorf("%s:%d:%d: openapi: %s is not supported; signpost imports OpenAPI 3.0 and 3.1", name, openapi.Line, openapi.Column, openapi.Value)
+		hint := ""
+		if strings.HasPrefix(openapi.Value, "2") {
+			hint = "; a 2.0 document names its version with swagger: \"2.0\""
+		}
+		return nil, nil, fmt.Errorf("%s:%d:%d: openapi: %s is not supported; %s%s", name, openapi.Line, openapi.Column, openapi.Value, accepted, hint)
 	}
-	return nil
+	return &doc, nil, nil
+}
+
+// yamlNodeKind names what a YAML node holds: "a list", "text".
+func yamlNodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if k := yamlKinds[strings.TrimPrefix(n.Tag, "!!")]; k != "" {
+		return k
+	}
+	return "text"
 }
 
 // specYAMLLine finds the position in a YAML parser's message, e.g.
@@ -115,7 +173,7 @@ var yamlKinds = map[string]string{"seq": "a list", "map": "a mapping", "str": "t
 // openapi3.PathItem is "a path item", openapi3.T "the document".
 func goTypeNoun(t string) string {
 	switch t = strings.TrimLeft(t, "*"); {
-	case t == "openapi3.T":
+	case t == "openapi3.T" || t == "openapi2.T":
 		return "the document"
 	case strings.HasPrefix(t, "[]"):
 		return "a list"
@@ -125,8 +183,14 @@ func goTypeNoun(t string) string {
 		return "text"
 	case t == "bool":
 		return "true or false"
-	case strings.HasPrefix(t, "openapi3."):
-		name := strings.TrimSuffix(strings.TrimPrefix(t, "openapi3."), "Ref")
+	case strings.HasPrefix(t, "openapi3.") || strings.HasPrefix(t, "openapi2."):
+		name := strings.TrimSuffix(t[len("openapi3."):], "Ref")
+		switch name {
+		case "Parameters", "SchemaRefs", "Types":
+			return "a list"
+		case "Schemas", "Responses", "Paths":
+			return "a mapping"
+		}
 		return withArticle(strings.ReplaceAll(toSnake(name), "_", " "))
 	}
 	return "a number"
@@ -157,6 +221,7 @@ func specLoadError(name string, err error) error {
 		}
 		return "found " + yamlKinds[sub[1]] + sub[2] + " where " + goTypeNoun(sub[3]) + " belongs" + at
 	})
+	msg = wordJSONUnmarshal(msg)
 	var ext *openapi3.DisallowedExternalRefError
 	if errors.As(err, &ext) {
 		msg += "; signpost import reads one file: bundle the referenced files into it first"
@@ -386,7 +451,7 @@ func importFields(o specOp) (fields []*importField, notes []string) {
 			notes = append(notes, fmt.Sprintf("path parameter %s: the path %s has no {%s}", p.Name, o.path, p.Name))
 			continue
 		}
-		d := &importField{name: toSnake(p.Name), in: p.In, key: p.Name, required: p.Required || p.In == "path", description: shortText(p.Description)}
+		d := &importField{name: p.Name, in: p.In, key: p.Name, required: p.Required || p.In == "path", description: shortText(p.Description)}
 		schema := p.Schema
 		if schema == nil {
 			for _, mt := range specKeys(p.Content) {
@@ -434,49 +499,83 @@ func importBodyFields(o specOp) ([]*importField, []string) {
 			mt = k
 		}
 	}
+	var notes []string
+	if mt == "" {
+		// Any media type, as a Swagger 2.0 document that names none in
+		// consumes gets: a JSON body is one of them.
+		for _, k := range []string{"*/*", "application/*"} {
+			if content[k] != nil {
+				mt = k
+				notes = append(notes, fmt.Sprintf("body: the spec's media type is %s; its properties are declared as a JSON body's", k))
+				break
+			}
+		}
+	}
 	if mt == "" {
 		return nil, []string{fmt.Sprintf("body: %s is not JSON; signpost reads JSON request bodies only", strings.Join(specKeys(content), ", "))}
 	}
 	if content[mt] == nil {
-		return nil, nil
+		return nil, notes
 	}
 	s := specSchema(content[mt].Schema)
 	if s == nil {
-		return nil, nil
+		return nil, notes
 	}
 	if t := specType(s); t != "object" && t != "" {
-		return nil, []string{fmt.Sprintf("body: %s is %s, not an object; signpost import maps an object's properties", mt, withArticle(t))}
+		return nil, append(notes, fmt.Sprintf("body: %s is %s, not an object; signpost import maps an object's properties", mt, withArticle(t)))
 	}
 	if len(s.OneOf) > 0 || len(s.AnyOf) > 0 {
-		return nil, []string{fmt.Sprintf("body: %s is one of several schemas (oneOf/anyOf); declare the fields it needs by hand", mt)}
+		return nil, append(notes, fmt.Sprintf("body: %s is one of several schemas (oneOf/anyOf); declare the fields it needs by hand", mt))
 	}
 	var out []*importField
-	var notes []string
 	for _, p := range specProperties(s) {
 		if p.schema.ReadOnly {
 			continue // a server-set property the caller does not send
+		}
+		if p.name == "" {
+			notes = append(notes, "body: a property named \"\" is left out: a field's key cannot address it")
+			continue
 		}
 		if sub := p.schema; specType(sub) == "object" && len(specProperties(sub)) > 0 {
 			for _, c := range specProperties(sub) {
 				if c.schema.ReadOnly {
 					continue
 				}
-				if specType(c.schema) == "object" && len(specProperties(c.schema)) > 0 {
-					notes = append(notes, fmt.Sprintf("%s.%s: an object nested two levels deep; signpost import maps one level, so declare what it needs by hand with a gjson key, e.g. key: %s.%s.name", p.name, c.name, gjsonEscape(p.name), gjsonEscape(c.name)))
+				if c.name == "" {
+					notes = append(notes, fmt.Sprintf("%s: a property named \"\" is left out: a field's key cannot address it", p.name))
 					continue
 				}
-				d := &importField{name: toSnake(p.name + "_" + c.name), in: "body", key: gjsonEscape(p.name) + "." + gjsonEscape(c.name), required: p.required && c.required,
-					description: shortText(c.schema.Description)}
+				if specType(c.schema) == "object" && len(specProperties(c.schema)) > 0 {
+					eg := bodyField(p.name, c.name, specProperties(c.schema)[0].name)
+					notes = append(notes, fmt.Sprintf("%s.%s: an object nested two levels deep; signpost import maps one level, so declare what it needs by hand, e.g. %s: %s", p.name, c.name, rulefile.Scalar(eg.name), eg.flow()))
+					continue
+				}
+				d := bodyField(p.name, c.name)
+				d.required, d.description = p.required && c.required, shortText(c.schema.Description)
 				importConstrain(d, c.schema, p.name+"."+c.name, nil)
 				out = append(out, d)
 			}
 			continue
 		}
-		d := &importField{name: toSnake(p.name), in: "body", key: gjsonEscape(p.name), required: p.required, description: shortText(p.schema.Description)}
+		d := bodyField(p.name)
+		d.required, d.description = p.required, shortText(p.schema.Description)
 		importConstrain(d, p.schema, p.name, nil)
 		out = append(out, d)
 	}
 	return out, notes
+}
+
+// bodyField is the field of a body property, reached from the top through
+// the properties named by keys. Its name is the keys as the API spells
+// them, joined by dots; its key is the gjson path to the value, written
+// only where it differs from the name: when a property name holds a dot or
+// another character gjson reads as syntax.
+func bodyField(keys ...string) *importField {
+	escaped := make([]string, len(keys))
+	for i, k := range keys {
+		escaped[i] = gjsonEscape(k)
+	}
+	return &importField{name: strings.Join(keys, "."), in: "body", key: strings.Join(escaped, ".")}
 }
 
 // specProperty is one property of an object schema.
@@ -727,12 +826,15 @@ func importPattern(d *importField, s *openapi3.Schema, label string, examples []
 	d.wantPattern = s.Pattern
 }
 
-// gjsonEscape escapes the characters a gjson path gives meaning to, so a
-// property name is read as one key.
+// gjsonEscape escapes a property name for a field's key, a gjson path
+// that signpost reads with gjson and writes with sjson: every ASCII
+// punctuation character but _ and - is escaped, so that a dot, a wildcard,
+// a modifier's @, a leading : (sjson's numeric key) or a bracket that opens
+// a multipath is read as part of the one name.
 func gjsonEscape(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune(`\.*?|#@!`, r) {
+		if r < utf8.RuneSelf && (unicode.IsPunct(r) || unicode.IsSymbol(r)) && r != '_' && r != '-' {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
@@ -768,6 +870,10 @@ type ruleWriter struct {
 	routes, fields int
 	first          bool     // no route written yet
 	skipped        []string // operations left out, and why
+	// base is the path of the spec's first server, which requests carry
+	// before each operation's path: "" or "/v2". origin is its scheme and
+	// host, the upstream; "" when it names none.
+	base, origin string
 }
 
 // gap separates one route from the next with a blank line.
@@ -783,54 +889,55 @@ func (w *ruleWriter) comment(indent int, text string) {
 	w.Comment(indent, flatten(text))
 }
 
-func (w *ruleWriter) header(name string, doc *openapi3.T) {
+// header writes the file's opening comment and its upstream: the origin
+// of the spec's first server, whose path the routes carry. swagger says the
+// servers were made from a Swagger 2.0 document's host and basePath.
+func (w *ruleWriter) header(name, kind string, swagger bool, doc *openapi3.T) {
 	title, version := "an untitled API", ""
 	if doc.Info != nil {
 		title = cmp.Or(commentText(doc.Info.Title), title)
 		version = commentText(doc.Info.Version)
 	}
-	w.comment(0, fmt.Sprintf("Starter rules for %s %s (OpenAPI %s), written by signpost import openapi", title, version, doc.OpenAPI))
+	w.comment(0, fmt.Sprintf("Starter rules for %s %s (%s), written by signpost import openapi", title, version, kind))
 	w.comment(0, "from "+commentText(name)+".")
 	w.Comment(0, "")
 	w.comment(0, "One route per operation, with the fields its parameters and JSON body declare.")
 	w.comment(0, "Error rules are left to you: under each route, a comment lists the error")
 	w.comment(0, "responses the spec documents. Check the file with signpost check.")
-	placeholder := ""
-	switch {
-	case len(doc.Servers) == 0 || doc.Servers[0] == nil:
-		placeholder = "upstream: the spec names no server; give the API's base URL here, e.g. upstream: https://api.example.com, or pass --upstream to signpost serve."
-	default:
-		if u, ok := specServerURL(doc.Servers[0]); ok {
-			w.Line(0, "upstream: "+rulefile.BlockScalar(u))
-			break
+	if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+		w.Note(0, "upstream: the spec names no server; give the API's base URL here, e.g. upstream: https://api.example.com, or pass --upstream to signpost serve.")
+	} else {
+		srv := readServer(doc.Servers[0])
+		w.base, w.origin = srv.base, srv.origin
+		carry := ""
+		if srv.base != "" {
+			carry = fmt.Sprintf(" Requests carry its path, %s, and so do the routes below.", srv.base)
 		}
-		eg := "https://api.example.com"
-		if rel := doc.Servers[0].URL; strings.HasPrefix(rel, "/") && !strings.HasPrefix(rel, "//") {
-			eg += strings.TrimSuffix(rel, "/")
+		from, server := "the spec's first server", fmt.Sprintf("the spec's first server, %s,", jsonInline(doc.Servers[0].URL))
+		if swagger {
+			// openapi2conv made the servers of host, basePath and schemes.
+			from, server = "the spec's host and basePath", fmt.Sprintf("the spec's basePath, %s,", jsonInline(doc.Servers[0].URL))
 		}
-		placeholder = fmt.Sprintf("upstream: the spec's first server, %s, is not an absolute http(s) URL; give the API's base URL here, e.g. upstream: %s, or pass --upstream to signpost serve.", jsonInline(doc.Servers[0].URL), eg)
-	}
-	if placeholder != "" {
-		w.Note(0, placeholder)
+		switch {
+		case srv.origin != "" && srv.base != "":
+			w.Note(0, fmt.Sprintf("The API is at %s (%s).%s The upstream is its origin alone: signpost puts an upstream's own path in front of every request's.", srv.url, from, carry))
+			w.Line(0, "upstream: "+rulefile.BlockScalar(srv.origin))
+		case srv.origin != "":
+			w.Line(0, "upstream: "+rulefile.BlockScalar(srv.origin))
+		default:
+			eg := "https://api.example.com"
+			if srv.host != "" {
+				eg = "https://" + srv.host
+			}
+			w.Note(0, fmt.Sprintf("upstream: %s names no http(s) origin; give the API's here, e.g. upstream: %s, or pass --upstream to signpost serve.%s", server, eg, carry))
+		}
+		for _, n := range serversNotes(doc.Servers) {
+			w.Note(0, n)
+		}
 	}
 	w.Blank()
 	w.Line(0, "routes:")
 	w.first = true
-}
-
-// specServerURL is a server's URL with its variables at their defaults, when
-// that is an upstream base URL signpost takes.
-func specServerURL(s *openapi3.Server) (string, bool) {
-	u := s.URL
-	for name, v := range s.Variables {
-		if v != nil {
-			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
-		}
-	}
-	if _, err := rules.ParseUpstream(u); err != nil {
-		return "", false
-	}
-	return u, true
 }
 
 // route writes one operation as a route. A route that would not load as
@@ -844,7 +951,7 @@ func (w *ruleWriter) route(o specOp, name string) {
 		w.comment(2, fmt.Sprintf("%s %s is left out: %s.", o.method, o.path, why))
 		return
 	}
-	var r ruleWriter
+	r := ruleWriter{base: w.base, origin: w.origin}
 	r.routeBody(o, name)
 	if _, err := rules.Parse("route", append([]byte("routes:\n"), r.Bytes()...)); err != nil {
 		var whys []string
@@ -886,9 +993,18 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 			renamed[v] = nv
 		}
 	}
+	// Requests carry the server's path before the operation's.
+	base, serverNote := w.base, ""
+	if servers := opServers(o); servers != nil && servers[0] != nil {
+		srv := readServer(servers[0])
+		base = srv.base
+		if srv.origin != "" && srv.origin != w.origin {
+			serverNote = fmt.Sprintf("servers: this operation is served at %s, not at the upstream; signpost forwards every route to the one upstream", srv.url)
+		}
+	}
 	w.Line(2, name+":")
 	w.Line(4, "method: "+o.method)
-	w.Line(4, "path: "+rulefile.BlockScalar(path))
+	w.Line(4, "path: "+rulefile.BlockScalar(base+path))
 	if d := routeDescription(o.op); d != "" {
 		w.Line(4, "description: "+rulefile.BlockScalar(d))
 	}
@@ -897,18 +1013,21 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 		notes = append(notes, fmt.Sprintf("path variable {%s} is written {%s}: signpost's variables are plain names; the route matches the same requests", v, nv))
 	}
 	slices.Sort(notes[len(notes)-len(renamed):])
+	if serverNote != "" {
+		notes = append([]string{serverNote}, notes...)
+	}
 	taken := map[string]bool{}
 	var lines rulefile.Writer // the fields, at their indent
 	for _, d := range fields {
 		if nv, ok := renamed[d.key]; ok && d.in == "path" {
 			d.key, d.name = nv, nv
 		}
-		if d.name == "" || !isLowerASCII(d.name[0]) {
-			d.name = d.in + "_" + d.name
-			d.name = strings.TrimSuffix(d.name, "_")
-		}
 		if taken[d.name] {
+			// Field names are one per route; the API may use one key in
+			// two places, a query parameter and a body property, say.
+			was := d.name
 			d.name = uniqueRouteName(d.in+"_"+d.name, taken)
+			d.notes = append(d.notes, fmt.Sprintf("%s %s is named %s: another field of the route has the name %s", d.in, was, d.name, was))
 		}
 		taken[d.name] = true
 		for _, n := range d.notes {
@@ -917,14 +1036,14 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 		if d.wantPattern != "" {
 			want := *d
 			want.pattern, want.example = d.wantPattern, "<a value that matches>"
-			lines.Inactive(6, d.name+": "+want.flow())
+			lines.Inactive(6, rulefile.Scalar(d.name)+": "+want.flow())
 		}
 		if !d.checks() && d.description == "" {
 			// Declared for the tool, which would otherwise lack it; the
 			// description keeps signpost check from calling it unused.
 			d.description = d.kind()
 		}
-		lines.Line(6, d.name+": "+d.flow())
+		lines.Line(6, rulefile.Scalar(d.name)+": "+d.flow())
 		w.fields++
 	}
 	for _, n := range notes {

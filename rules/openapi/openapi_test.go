@@ -93,7 +93,13 @@ paths: {'/i/{item-id}': {parameters: [{name: item-id, in: path, required: true, 
 	openapi31 + `paths: {'/a/{b}': {parameters: [{name: b, in: path, required: true, schema: {type: string, enum: ['x y', 'on']}}], get: {responses: {'404': {description: gone}}}}}`,
 	// a spec in JSON
 	`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/pet":{"post":{"requestBody":{"content":{"application/json":{"schema":{"properties":{"name":{}}}}}},"responses":{"200":{"description":"ok"}}}}}}`,
-	// refused: Swagger 2.0, a reference to another file, no operations, no version
+	// Swagger 2.0: a host and a base path, a body parameter, a form; unquoted, a query key with brackets
+	"swagger: '2.0'\ninfo: {title: t, version: '1'}\nhost: h\nbasePath: /v2/\npaths: {/p: {post: {parameters: [{in: body, name: b, schema: {properties: {createdBy: {}}}}, {in: formData, name: f, type: file}]}}}\n",
+	"swagger: 2.0\ninfo: {title: t, version: '1'}\npaths: {/p: {get: {parameters: [{in: query, name: 'a[b]', type: integer, minimum: 1}]}}}\n",
+	// servers that disagree, with a variable in the path; an operation's own
+	openapi30 + `servers: [{url: 'https://h/{v}', variables: {v: {default: v2, enum: [v1, v2]}}}, {url: /v1}]
+paths: {/p: {get: {servers: [{url: 'http://o/x'}], responses: {'200': {description: ok}}}}}`,
+	// refused: no operations (Swagger 2.0), a reference to another file, no operations (OpenAPI 3.1), no version
 	"swagger: \"2.0\"\ninfo: {title: t, version: '1'}\npaths: {}\n",
 	openapi31 + `paths: {/a: {get: {parameters: [$ref: 'other.yaml#/p']}}}`,
 	openapi31 + `paths: {}`,
