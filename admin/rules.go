@@ -89,7 +89,7 @@ func describeRules(cfg *rules.Config) rulesDoc {
 		doc.Upstream = cfg.Upstream.String()
 	}
 	for _, r := range cfg.Routes {
-		rr := rulesRoute{Name: r.Name, Method: r.Method, Path: r.Path, Validate: r.Validate, Format: r.Format,
+		rr := rulesRoute{Name: r.Name, Method: r.Method, Path: r.RawPath, Validate: r.Validate, Format: r.Format,
 			Unmatched: r.Unmatched, Line: r.Pos.Line, Column: r.Pos.Column,
 			Fields: make([]rulesField, 0, len(r.Fields)), Errors: make([]rulesError, 0, len(r.Errors))}
 		for _, f := range r.Fields {

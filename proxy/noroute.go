@@ -60,7 +60,7 @@ func (p *Proxy) noRoute(ex *exchange, e *rewrite.Error, h http.Header) {
 	if len(named) == 0 && allow == "" {
 		if near := p.routes.near(ex.req.Method, ex.req.Path); near != nil && e.Status == http.StatusNotFound {
 			e.Message = "no declared route takes this path (404 Not Found); the route it most likely means is " +
-				near.Method + " " + near.Path + ", " + near.Name
+				near.Method + " " + near.RawPath + ", " + near.Name
 		}
 		return
 	}
@@ -73,7 +73,7 @@ func (p *Proxy) noRoute(ex *exchange, e *rewrite.Error, h http.Header) {
 		} else {
 			b.WriteString(", ")
 		}
-		b.WriteString(r.Method + " " + r.Path + " is " + r.Name)
+		b.WriteString(r.Method + " " + r.RawPath + " is " + r.Name)
 	}
 	if all > len(named) {
 		b.WriteString(", and " + strconv.Itoa(all-len(named)) + " more")

@@ -186,7 +186,14 @@ func (r Repeats) Of(transient bool) int {
 type Route struct {
 	Name   string
 	Method string // upper case, e.g. PATCH
-	Path   string // gorilla/mux template, e.g. /tickets/{ticket_id}
+	// RawPath is the route's gorilla/mux path template as the file writes
+	// it, percent-encodings and all: what a request line carries once the
+	// variables are filled, e.g. /label/foo%20bar/{id}.
+	RawPath string
+	// Path is RawPath with the percent-encodings outside its variables
+	// decoded, as a request's URL.Path is: the template requests are
+	// matched against, e.g. /label/foo bar/{id}.
+	Path string
 	// Description says what the operation does, for the tool's
 	// description; empty when the file gives none.
 	Description string
@@ -210,6 +217,15 @@ type Route struct {
 	Pos  Pos
 
 	concerns statusSet // every status some error rule could match
+}
+
+// written is the route's template as the file writes it: RawPath, or Path
+// for a route built without one.
+func (r *Route) written() string {
+	if r.RawPath != "" {
+		return r.RawPath
+	}
+	return r.Path
 }
 
 // Pos is a position in a rule file.

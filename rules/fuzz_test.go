@@ -56,6 +56,14 @@ func FuzzParse(f *testing.F) {
 			if r.Name == "" || r.Method == "" || r.Path == "" {
 				t.Errorf("route %+v lacks a name, method or path", r)
 			}
+			// Filled, the template is a path a request line carries.
+			vals := map[string]string{}
+			for _, v := range r.PathVariables() {
+				vals[v.Name] = "1"
+			}
+			if f := rules.TargetFault(r.ExpandPath(vals)); f != nil {
+				t.Errorf("route %s: path %q, filled, holds %v", r.Name, r.RawPath, f)
+			}
 			for _, fl := range r.Fields {
 				if fl.Rule == "" || fl.In == "" || fl.Key == "" {
 					t.Errorf("route %s: field %+v lacks a rule, location or key", r.Name, fl)

@@ -817,7 +817,7 @@ func (l *loader) routes(n *yaml.Node, path string) {
 		if r.Method != "" && r.Path != "" {
 			k := r.Method + " " + templateShape(r.Path)
 			if other, dup := seen[k]; dup {
-				l.errorf(kv.keyNode, p, "%s %s is already routed as %q; each method and path belongs to one route", r.Method, r.Path, other)
+				l.errorf(kv.keyNode, p, "%s %s is already routed as %q; each method and path belongs to one route", r.Method, r.RawPath, other)
 			}
 			seen[k] = r.Name
 		}
@@ -856,7 +856,7 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 				if err := checkTemplate(s); err != nil {
 					l.errorf(l.deref(kv.val), p, "%v", err)
 				} else {
-					r.Path = s
+					r.RawPath, r.Path = s, decodeTemplate(s)
 				}
 			}
 		case "validate":
@@ -960,7 +960,41 @@ func checkTemplate(s string) error {
 			return fmt.Errorf("path %q names {%s} twice; each variable appears once", s, v)
 		}
 	}
+	if f := templateFault(s); f != nil {
+		return fmt.Errorf("path %q holds %v%s", s, f, templateFix(s, f, vars))
+	}
 	return nil
+}
+
+// templateFix says how to mend a template's character fault: percent-encode
+// it, or take the segment that holds it as a variable; for a "?", the path
+// without its query.
+func templateFix(s string, f *CharFault, vars []string) string {
+	if s[f.off] == '?' {
+		return "; e.g. " + s[:f.off]
+	}
+	if f.Fixed == "" {
+		return ""
+	}
+	fix := "; percent-encode it, e.g. " + f.Fixed
+	start := strings.LastIndexByte(s[:f.off], '/') + 1
+	end := len(s)
+	if i := strings.IndexByte(s[f.off:], '/'); i >= 0 {
+		end = f.off + i
+	}
+	if strings.ContainsAny(s[start:end], "{}") {
+		return fix
+	}
+	// The variable is named after the segment before, as in
+	// /label/{label}/values, unless that is no plain name or taken.
+	name := "value"
+	if prev := s[:max(start-1, 0)]; prev != "" {
+		prev = prev[strings.LastIndexByte(prev, '/')+1:]
+		if plainName.MatchString(prev) && !contains(vars, prev) {
+			name = prev
+		}
+	}
+	return fix + ", or take the segment as a variable, e.g. " + s[:start] + "{" + name + "}" + s[end:]
 }
 
 // closestName suggests the option a misspelt name meant: the nearest by

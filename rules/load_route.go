@@ -149,7 +149,7 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	case f.In == "":
 		f.In = InQuery
 	case f.In == InPath && r.Path != "" && !contains(vars, f.Key):
-		l.errorf(at["in"], join(path, "in"), "the path %s has no variable {%s}; its variables: %s", r.Path, f.Key, listOrNone(vars))
+		l.errorf(at["in"], join(path, "in"), "the path %s has no variable {%s}; its variables: %s", r.written(), f.Key, listOrNone(vars))
 	}
 	if f.In == InPath {
 		f.Required = true // a path variable is always present when the route matches

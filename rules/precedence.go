@@ -253,7 +253,7 @@ func (c *Config) unreachable() Problems {
 			}
 			out = append(out, Problem{File: c.File, Line: b.Pos.Line, Column: b.Pos.Column, Path: "routes." + b.Name + ".path", Warning: true,
 				Message: fmt.Sprintf("can never be reached: %s %s (%s, line %d) takes every request for %s %s; %s",
-					a.Method, a.Path, a.Name, a.Pos.Line, b.Method, b.Path, fix)})
+					a.Method, a.written(), a.Name, a.Pos.Line, b.Method, b.written(), fix)})
 			break
 		}
 	}

@@ -137,6 +137,7 @@ func TestRuleFileSchemaRejects(t *testing.T) {
 		{"min without a numeric format", route + "    fields:\n      s: {format: date, min: 1}\n", "/routes/update_ticket/fields/s"},
 		{"futile and retryable", route + "    errors:\n      - match: {status: 409}\n        code: c\n        message: m\n        futile: stop\n        retryable: true\n", "/routes/update_ticket/errors/0"},
 		{"size too large", "limits: {error_body: 999999999}\n" + route, "/limits/error_body"},
+		{"space in path", "routes:\n  label_values:\n    method: GET\n    path: /label/foo bar/values\n", "/routes/label_values/path"},
 		{"bad location", route + "    fields:\n      s: {in: Body}\n", "/routes/update_ticket/fields/s/in"},
 		{"no routes", "upstream: http://127.0.0.1:8081\n", ""},
 	} {
@@ -175,7 +176,7 @@ func namesLocation(ve *jsonschema.ValidationError, at string) bool {
 func TestRuleFileSchemaRejectsBadTestdata(t *testing.T) {
 	s := compileFileSchema(t, "rulefile.schema.json")
 	for _, name := range []string{"bounds", "calls", "catalog", "enum", "field", "match", "missing_routes",
-		"root_list", "routes_empty", "routes_list", "settings", "settings2", "settings3", "sizes", "unknown_keys"} {
+		"path_chars", "root_list", "routes_empty", "routes_list", "settings", "settings2", "settings3", "sizes", "unknown_keys"} {
 		file := filepath.Join("testdata", name+".bad.yaml")
 		data, err := os.ReadFile(file)
 		if err != nil {

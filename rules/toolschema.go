@@ -176,7 +176,7 @@ func (r *Route) toolDescription() string {
 	if r.Description != "" {
 		parts = append(parts, strings.TrimRight(r.Description, "."))
 	}
-	parts = append(parts, r.Method+" "+plainTemplate(r.Path))
+	parts = append(parts, r.Method+" "+plainTemplate(r.written()))
 	for _, e := range r.Errors {
 		if e.NextCall == nil || e.Futile != "" {
 			continue
@@ -384,11 +384,12 @@ func (r *Route) PathVariables() []PathVariable {
 	return out
 }
 
-// ExpandPath fills the route's path template with values, each already
-// escaped for a URL path: /tickets/{ticket_id} with ticket_id T-8841 is
-// /tickets/T-8841. A variable values lacks is left empty.
+// ExpandPath fills the route's path template, as the file writes it, with
+// values, each already escaped for a URL path: /tickets/{ticket_id} with
+// ticket_id T-8841 is /tickets/T-8841, and /label/foo%20bar/{id} keeps its
+// %20. A variable values lacks is left empty.
 func (r *Route) ExpandPath(values map[string]string) string {
-	return fillTemplate(r.Path, func(name, _ string) string { return values[name] })
+	return fillTemplate(r.written(), func(name, _ string) string { return values[name] })
 }
 
 // templateVar is a variable of a path template: its name, trimmed, as

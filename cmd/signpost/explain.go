@@ -92,7 +92,13 @@ func explain(fs *flag.FlagSet) runFunc {
 				*method = r.Method
 			}
 			if *path == "" {
-				*path = r.Path
+				// Each variable stands as its own name in braces,
+				// percent-encoded as a request line carries it.
+				names := map[string]string{}
+				for _, v := range r.PathVariables() {
+					names[v.Name] = url.PathEscape("{" + v.Name + "}")
+				}
+				*path = r.ExpandPath(names)
 			}
 		}
 		var reqBodyValue any
@@ -119,7 +125,7 @@ func explain(fs *flag.FlagSet) runFunc {
 		if route == nil {
 			fmt.Fprintf(&out, "%s %s matches no route of %s: no rule applies; unmatched: %s decides the answer\n", req.Method, req.URL.RequestURI(), *config, cfg.Unmatched)
 		} else {
-			fmt.Fprintf(&out, "route %s: %s %s (%s:%d)\n", route.Name, route.Method, route.Path, *config, route.Pos.Line)
+			fmt.Fprintf(&out, "route %s: %s %s (%s:%d)\n", route.Name, route.Method, route.RawPath, *config, route.Pos.Line)
 			describeMatches(&out, route, *status, []byte(upBody))
 		}
 		build := func() (*http.Request, error) { return newRequest(*method, *path, rh, reqBodyValue) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 )
@@ -8,10 +9,11 @@ import (
 func TestExplain(t *testing.T) {
 	const tickets = "../../configs/tickets.yaml"
 	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-		want []string
+		name   string
+		config string // the tickets' rules when empty
+		args   []string
+		code   int
+		want   []string
 	}{
 		{
 			name: "third rule matches",
@@ -67,11 +69,15 @@ func TestExplain(t *testing.T) {
 		{name: "unknown route", args: []string{"--route", "update_tiket", "--status", "400"}, code: 2, want: []string{`no route "update_tiket"`, `did you mean "update_ticket"?`}},
 		{name: "bad header", args: []string{"--route", "update_ticket", "--status", "400", "--header", "nocolon"}, code: 2, want: []string{`--header "nocolon" is not Name: value`}},
 		{name: "bad method", args: []string{"--method", "GE T", "--path", "/x", "--status", "400"}, code: 2, want: []string{`method "GE T" is not an HTTP method`}},
+		{name: "a path no request line carries", args: []string{"--method", "GET", "--path", "/tickets/T 1", "--status", "400"}, code: 2,
+			want: []string{`path "/tickets/T 1" holds a space at character 11`, "e.g. /tickets/T%201"}},
+		{name: "a route written percent-encoded", config: "testdata/testcmd/labels.rules.yaml", args: []string{"--route", "label_values", "--status", "400", "--body", `"bad limit"`},
+			want: []string{"route label_values: GET /api/v1/label/foo%20bar/values", "errors[0] line 10 bad_limit: matches"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"explain"}, tc.args...)
 			if tc.name != "no config" {
-				args = append([]string{"explain", "--config", tickets}, tc.args...)
+				args = append([]string{"explain", "--config", cmp.Or(tc.config, tickets)}, tc.args...)
 			}
 			code, stdout, stderr := run(t, args...)
 			if code != tc.code {

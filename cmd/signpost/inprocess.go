@@ -147,6 +147,13 @@ func newRequest(method, target string, headers map[string]string, body any) (*ht
 	if _, err := url.ParseRequestURI(target); err != nil {
 		return nil, fmt.Errorf("path %q is not a request target: %v", target, err)
 	}
+	if f := rules.TargetFault(target); f != nil {
+		fix := ""
+		if f.Fixed != "" {
+			fix = "; write it percent-encoded, e.g. " + f.Fixed
+		}
+		return nil, fmt.Errorf("path %q holds %v%s", target, f, fix)
+	}
 	req := httptest.NewRequest(strings.ToUpper(method), target, bytes.NewReader(b))
 	for k, v := range headers {
 		req.Header.Set(k, v)
