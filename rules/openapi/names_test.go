@@ -11,8 +11,10 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-// TestImportFieldNames: a field is named as the API spells its key, and its
-// key, where the name alone would not find the value, still does: signpost
+// TestImportFieldNames: a field is named as the API spells its key where a
+// tool's argument may be so named (letters, digits, _ . -; else the other
+// characters become underscores), and its key, where the name alone would
+// not find the value, still does: signpost
 // reads a body field's value at its key with rules.Lookup, and the MCP
 // front door writes an argument there with sjson.
 func TestImportFieldNames(t *testing.T) {
@@ -23,7 +25,7 @@ func TestImportFieldNames(t *testing.T) {
 		key         string   // the key the rule file gives, the name when empty
 		path        []string // for a body field, the members from the top to the value
 	}{
-		{route: "list_users", name: "filter[status]", in: rules.InQuery},
+		{route: "list_users", name: "filter_status", in: rules.InQuery, key: "filter[status]"},
 		{route: "list_users", name: "page.size", in: rules.InQuery},
 		{route: "list_users", name: "pageToken", in: rules.InQuery},
 		{route: "list_users", name: "X-Request-Id", in: rules.InHeader},
@@ -33,11 +35,11 @@ func TestImportFieldNames(t *testing.T) {
 		// One key in two places: the body's gives way, and says so.
 		{route: "create_user", name: "body_id", in: rules.InBody, key: "id", path: []string{"id"}},
 		{route: "create_user", name: "a.b", in: rules.InBody, key: `a\.b`, path: []string{"a.b"}},
-		{route: "create_user", name: "$type", in: rules.InBody, key: `\$type`, path: []string{"$type"}},
-		{route: "create_user", name: "@id", in: rules.InBody, key: `\@id`, path: []string{"@id"}},
-		{route: "create_user", name: ":x", in: rules.InBody, key: `\:x`, path: []string{":x"}},
-		{route: "create_user", name: "[0]", in: rules.InBody, key: `\[0\]`, path: []string{"[0]"}},
-		{route: "create_user", name: "x*y?", in: rules.InBody, key: `x\*y\?`, path: []string{"x*y?"}},
+		{route: "create_user", name: "type", in: rules.InBody, key: `\$type`, path: []string{"$type"}},
+		{route: "create_user", name: "body_id_2", in: rules.InBody, key: `\@id`, path: []string{"@id"}},
+		{route: "create_user", name: "x", in: rules.InBody, key: `\:x`, path: []string{":x"}},
+		{route: "create_user", name: "0", in: rules.InBody, key: `\[0\]`, path: []string{"[0]"}},
+		{route: "create_user", name: "x_y", in: rules.InBody, key: `x\*y\?`, path: []string{"x*y?"}},
 		{route: "create_user", name: "on", in: rules.InBody, path: []string{"on"}},
 		{route: "create_user", name: "owner.firstName", in: rules.InBody, path: []string{"owner", "firstName"}},
 		{route: "create_user", name: "owner.last.name", in: rules.InBody, key: `owner.last\.name`, path: []string{"owner", "last.name"}},

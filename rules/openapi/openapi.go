@@ -1022,6 +1022,13 @@ func (w *ruleWriter) routeBody(o specOp, name string) {
 		if nv, ok := renamed[d.key]; ok && d.in == "path" {
 			d.key, d.name = nv, nv
 		}
+		if arg := argumentName(d.name); arg != d.name {
+			// A field is a tool's argument, and model APIs take argument
+			// names of letters, digits, _ . - only: the key keeps the
+			// API's spelling.
+			d.notes = append(d.notes, fmt.Sprintf("%s %s is named %s: a tool's argument names hold letters, digits and _ . - only", d.in, d.name, arg))
+			d.name = arg
+		}
 		if taken[d.name] {
 			// Field names are one per route; the API may use one key in
 			// two places, a query parameter and a body property, say.
@@ -1227,4 +1234,29 @@ func jsonInline(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// argumentName returns name as a tool's argument may be named: at most 64
+// letters, digits, '_', '.' and '-' (the names Anthropic's and OpenAI's
+// tool APIs accept), every other run of characters one underscore
+// (filter[status]: filter_status, match[]: match).
+func argumentName(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-':
+			b.WriteByte(c)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "_"):
+			b.WriteByte('_')
+		}
+	}
+	out := strings.TrimRight(b.String(), "_")
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	if out == "" {
+		return "value"
+	}
+	return out
 }
