@@ -182,7 +182,9 @@ func TestAfterClose(t *testing.T) {
 // when its delay was up), neither buffer keeps more than keptCap.
 func TestBurstBuffersLetGo(t *testing.T) {
 	s := &sink{}
-	o := Options{Size: 512 << 10, Batch: 128 << 10, Delay: 20 * time.Millisecond}
+	// The delay is long enough that the steady lines below, written in a
+	// loop, fall in one delay even on a loaded machine under -race.
+	o := Options{Size: 512 << 10, Batch: 128 << 10, Delay: 250 * time.Millisecond}
 	w := New(s, o)
 	defer w.Close()
 	caps := func() (filling, writing int) {
