@@ -466,8 +466,9 @@ func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
 // fill replaces the placeholders of msg, rule's message: {received} with
 // the received value, JSON-quoted (the value is never prose), or with "the
 // value sent" when there is none; {upstream} with the upstream's own short
-// message of a 4xx, quoted, cut and escaped like a received value, when it
-// is safe to show (see upstreamDetail), else with "no detail given".
+// message of a 4xx, quoted and escaped like a received value and cut as
+// upstream_message is, at MaxUpstreamMessage characters, when it is safe to
+// show (see upstreamDetail), else with "no detail given".
 func fill(rule *rules.ErrorRule, msg string, received []byte, up *Upstream, req *Request, max int) string {
 	return rule.Fill(msg, func(name string) string {
 		if name == rules.PlaceholderReceived {
@@ -477,7 +478,7 @@ func fill(rule *rules.ErrorRule, msg string, received []byte, up *Upstream, req 
 			return string(received)
 		}
 		if d := upstreamDetail(up, rule.Route(), req); d != "" {
-			return string(appendEcho(nil, d, max))
+			return string(appendEcho(nil, d, MaxUpstreamMessage))
 		}
 		return "no detail given"
 	})

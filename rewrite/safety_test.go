@@ -166,9 +166,9 @@ func TestUpstreamPlaceholder(t *testing.T) {
 			upstream: `{"error":"parse failed at /srv/promql/parser.go:212"}`,
 			want: `{"error":"bad_query","field":"query","message":"the query does not parse: no detail given; write a selector such as up{job=\"node\"}",` +
 				`"received":"up","retryable":false}`},
-		{name: "a long detail is cut", method: "POST", target: "/notes", body: `{"query":"up{job=\"node\""}`, status: 422,
-			upstream: `{"error":"parse error: the expression ends before its closing parenthesis, which every group needs"}`,
-			want:     `{"error":"bad_query","field":"query","message":"the query does not parse: \"parse error: the expression ends before its closing parenthesis,…[+24 chars]\"` + tail},
+		{name: "a long detail is cut at 200 characters, not at received's 64", method: "POST", target: "/notes", body: `{"query":"up{job=\"node\""}`, status: 422,
+			upstream: `{"error":"parse error: ` + strings.Repeat("the expression ends early, ", 8) + `"}`,
+			want:     `{"error":"bad_query","field":"query","message":"the query does not parse: \"parse error: ` + strings.Repeat("the expression ends early, ", 7)[:187] + `…[+28 chars]\"` + tail},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, cfg) })
 	}

@@ -503,6 +503,10 @@ func quotable(s string) bool {
 			}
 			position = position && r == ':'
 		case quotedChar(s, i, prev):
+		case r == '<' && angleToken(s, i):
+			// A parser's token in angle brackets (unexpected <by>,
+			// <EOF>): one word, no slash, so no tag that closes.
+		case r == '>' && prev != ' ' && angleOpen(s, i):
 		default:
 			return false
 		}
@@ -525,6 +529,25 @@ func quotable(s string) bool {
 		}
 	}
 	return sql < 2
+}
+
+// angleToken reports whether s[i], a '<', opens a token of letters,
+// digits and underscores closed by '>', as parsers name what they met.
+func angleToken(s string, i int) bool {
+	j := i + 1
+	for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
+		j++
+	}
+	return j > i+1 && j < len(s) && s[j] == '>'
+}
+
+// angleOpen reports whether s[i], a '>', closes a token angleToken opened.
+func angleOpen(s string, i int) bool {
+	j := i - 1
+	for j >= 0 && (isAlnum(s[j]) || s[j] == '_') {
+		j--
+	}
+	return j >= 0 && j < i-1 && s[j] == '<'
 }
 
 // quotedChar reports whether the rune at byte i of s is one character of
