@@ -4,8 +4,10 @@
 // A draft is a starting point for a person, not rules to serve unread: one
 // route per operation seen, each field with the constraint its successful
 // values support (an enum, a format, or a pattern with an example), and one
-// error rule per upstream error no rule explained, with the field callers
-// changed to get past it and the call that had to come first. Traffic only
+// error rule per upstream error no rule explained (errors that differ only
+// in the values they quote are one), with the field its text names or
+// callers changed to get past it, and the call that had to come first.
+// Operations no call of which succeeded are written commented out. Traffic only
 // suggests; so every inference carries its evidence as a comment (how many
 // requests, which values, how many recoveries), and one with too little
 // evidence, or two readings equally likely, is written commented out for the

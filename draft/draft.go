@@ -65,17 +65,38 @@ func Write(doc *observe.Document, rulesName string, o Options) (*Draft, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A second pass sees what the first templated: a registry's tags
+	// (latest, v1) below /v2/{name:.+}/manifests, once its names are one.
+	merged := 0
+	for range 3 {
+		n, err := generalisePaths(doc)
+		if err != nil {
+			return nil, err
+		}
+		if merged += n; n == 0 {
+			break
+		}
+	}
+	n, err := foldIntoTemplates(doc)
+	if err != nil {
+		return nil, err
+	}
+	merged += n
+	servablePaths(doc)
 	if o.Upstream != "" {
 		if _, err := rules.ParseUpstream(o.Upstream); err != nil {
 			return nil, fmt.Errorf("draft: upstream %q: %v", o.Upstream, err)
 		}
 	}
 	o = o.withDefaults()
-	routes, skipped := infer(doc, o)
+	routes, unproven, skipped := infer(doc, o)
 	if len(routes) == 0 {
+		for _, r := range unproven {
+			skipped = append(skipped, fmt.Sprintf("%s %s: no call succeeded", r.op.Method, r.op.Path))
+		}
 		return nil, fmt.Errorf("draft: no operation of the document can be a route: %s", strings.Join(skipped, "; "))
 	}
-	data := renderRules(doc, routes, skipped, o)
+	data := renderRules(doc, routes, unproven, skipped, merged, o)
 	cfg, err := rules.Parse(rulesName, data)
 	if err != nil {
 		// A draft that does not load is this package's mistake.
@@ -115,6 +136,9 @@ type routeDraft struct {
 	// caseOnly lists, per field name, changes in case alone that
 	// recoveries made, which need no alias.
 	caseOnly map[string][]string
+	// unproven is set when no call of the operation succeeded: the route
+	// is written commented out.
+	unproven bool
 }
 
 // field returns the field observed under name in a location, or nil.
@@ -176,7 +200,7 @@ func sortedOperations(doc *observe.Document) []*observe.Operation {
 // fields known for calls, error rules and aliases.
 // Operations a rule file cannot route, and errors it cannot match, are
 // left out, and said so in skipped.
-func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []string) {
+func infer(doc *observe.Document, o Options) (routes, unproven []*routeDraft, skipped []string) {
 	var ops []*observe.Operation
 	seenOp := map[string]bool{}
 	for _, op := range sortedOperations(doc) {
@@ -194,13 +218,19 @@ func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []st
 		}
 	}
 	names, notes := nameRoutes(ops)
-	routes = make([]*routeDraft, len(ops))
 	refs := map[string]*routeRef{}
 	for i, op := range ops {
 		r := &routeDraft{op: op, name: names[i], nameNote: notes[i], caseOnly: map[string][]string{}}
+		if op.Successes == 0 {
+			// No call showed the route exists: served, it would be a tool
+			// and would hide signpost's answer naming the routes there are.
+			r.unproven = true
+			unproven = append(unproven, r)
+			continue
+		}
 		seen := map[string]bool{}
 		for j := range op.Fields {
-			f := inferField(op.Method, op.Path, &op.Fields[j], o)
+			f := inferField(op, &op.Fields[j], o)
 			for n := 2; seen[f.name]; n++ {
 				f.name = fmt.Sprintf("%s_%d", fieldName(op.Fields[j].Name), n)
 				if f.key == "" {
@@ -213,7 +243,7 @@ func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []st
 			seen[f.name] = true
 			r.fields = append(r.fields, f)
 		}
-		routes[i] = r
+		routes = append(routes, r)
 		ref := &routeRef{name: r.name, method: op.Method, path: op.Path, args: r.pathVars()}
 		for _, f := range r.fields {
 			if f.active && f.kind != "" && !slices.Contains(ref.args, f.name) {
@@ -229,15 +259,19 @@ func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []st
 			}
 		}
 		codes := map[string]bool{}
-		for i := range r.op.Errors {
-			if st := r.op.Errors[i].Status; st < 400 || st > 599 {
-				skipped = append(skipped, fmt.Sprintf("%s: an error of status %d, which a rule cannot match", r.name, st))
+		var errs []observe.Error
+		for _, e := range r.op.Errors {
+			if e.Status < 400 || e.Status > 599 {
+				skipped = append(skipped, fmt.Sprintf("%s: an error of status %d, which a rule cannot match", r.name, e.Status))
 				continue
 			}
-			d := inferRule(r, &r.op.Errors[i], refs, o)
+			errs = append(errs, e)
+		}
+		for _, g := range groupErrors(r.op.Path, errs) {
+			d := inferRule(r, g, refs, o)
 			if codes[d.code] {
 				base := d.code
-				if alt := textCode(d.err.Text); alt != "" && snakeName.MatchString(base+"_"+alt) && !codes[base+"_"+alt] && d.err.Status < 500 {
+				if alt := textCode(d.err.Text); alt != "" && !strings.Contains(alt, base) && !strings.Contains(base, alt) && snakeName.MatchString(base+"_"+alt) && !codes[base+"_"+alt] && d.err.Status < 500 {
 					d.code = base + "_" + alt
 				}
 				for n := 2; codes[d.code]; n++ {
@@ -248,7 +282,7 @@ func infer(doc *observe.Document, o Options) (routes []*routeDraft, skipped []st
 			r.rules = append(r.rules, d)
 		}
 	}
-	return routes, skipped
+	return routes, unproven, skipped
 }
 
 // routable are the methods a rule file routes.

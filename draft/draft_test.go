@@ -30,7 +30,7 @@ var goldens = []struct {
 	{name: "tickets", opts: Options{Upstream: "http://127.0.0.1:8081"}, has: []string{
 		"get_ticket:", "update_ticket:", "create_ticket:", "assign_ticket:", "list_tickets:",
 		"ticket_id: {pattern: '^T-[0-9]+$', example: T-8841}",
-		"status: {enum: [open, closed]}", // a closed set in the query
+		"# status: {enum: [open, closed]}", // a closed set in the query no error refused a value of
 		"page: {format: integer}",
 		"due_at: {format: date}",
 		"enum: [open, pending, closed]",
@@ -45,6 +45,33 @@ var goldens = []struct {
 		"code: upstream_error",
 		"retryable: true",
 	}, lacks: []string{"OPEN: open", "title: {"}},
+	// Traffic of scripted agents against Prometheus's and Alertmanager's
+	// APIs, each point a mistake that made a served draft worse.
+	{name: "agents", has: []string{
+		"      type:\n        enum: [alert, record]", // refused values, several callers
+		"# createdBy: {enum: [alice-bot, bob-bot, carol-bot]}",
+		// Thirteen texts that differ only past `invalid parameter "query": `
+		// are one rule; a value quoted is captured as received.
+		`- match: {status: 400, json: error, regex: '^invalid parameter "query": .*'}`,
+		`regex: '^invalid parameter "time": cannot parse "(?P<received>[^"]*)" to a valid timestamp$'}`,
+		`- match: {status: 400, body: '\A\s*bad matcher format: (?P<received>.*)'}`,
+		// The field the text names, not the one retries changed most.
+		"code: missing_created_by\n        field: createdBy",
+		"code: invalid_step\n        field: step",
+		// A parser's position is matched as any, since the next error's differs.
+		`regex: '^invalid parameter "query": [0-9]+:[0-9]+: parse error: no expression found in input$'`,
+		// A recovery that changed the body's encoding blames the encoding.
+		"code: unsupported_body_encoding\n        message: send the body as application/x-www-form-urlencoded",
+		// A call that never succeeded is no route, only a comment.
+		"  # list_tsdbstats:\n  #   method: GET\n  #   path: /api/v1/status/tsdbstats",
+	}, lacks: []string{
+		"equals: 'invalid parameter \"query\": 1:5", "code: invalid_query_2", "field: comment", "field: endsAt",
+		"\n  list_tsdbstats:",
+		"enum: [up", "enum: ['15s'", "enum: [15s", "enum: ['60'", "enum: [maintenance", "# comment: {enum",
+		"rfc3339-utc", "step: {", "pattern: '^[0-9]+-", "pattern: '^sha",
+		"example: sha256",
+	}},
+	{name: "paths", has: []string{"path: /api/v1/label/{name}/values", "path: /v2/{name:.+}/tags/list"}},
 	{name: "low_evidence", has: []string{"# upstream: give"}, lacks: []string{"    errors:\n", "    fields:\n", "\n      status", "\n        next_call"}},
 	{name: "credential", lacks: []string{"\n      api_key", "\n      accessToken", "[masked]"}},
 	{name: "names", has: []string{
@@ -64,7 +91,6 @@ var goldens = []struct {
 }
 
 func TestGolden(t *testing.T) {
-	bin := signpostBinary(t)
 	for _, tc := range goldens {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := readDocument(t, filepath.Join("testdata", tc.name+".json"))
@@ -103,6 +129,7 @@ func TestGolden(t *testing.T) {
 			if w := cfg.Warnings(); len(w) > 0 {
 				t.Errorf("the draft has warnings:\n%v", w)
 			}
+			bin := signpostBinary(t)
 			run(t, bin, "check", "--strict", rulesFile)
 			run(t, bin, "test", testsFile)
 		})

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -18,6 +19,7 @@ const maxText = 200
 // ruleDraft is what the draft says of one upstream error of a route.
 type ruleDraft struct {
 	err      *observe.Error
+	group    *errGroup
 	active   bool   // written, not commented out
 	why      string // why it is commented out
 	evidence []string
@@ -34,8 +36,14 @@ type ruleDraft struct {
 	code    string
 	field   string // the field blamed, when declared and trusted
 	fieldOK bool
-	// fieldNote is a field: line written commented out, with why.
+	// fieldNote is a field: line written commented out, with why, about
+	// noteField; a plain comment when that field is not declared, since
+	// the line would not load uncommented.
 	fieldNote string
+	noteField *fieldDraft
+	// encoding is the change of Content-Type recoveries made, when the
+	// body's encoding is at fault rather than a field.
+	encoding  *observe.Blame
 	message   string
 	nextCall  string
 	nextOK    bool
@@ -54,20 +62,54 @@ type routeRef struct {
 }
 
 // inferRule drafts the error rule for one upstream error of op.
-func inferRule(r *routeDraft, e *observe.Error, routes map[string]*routeRef, o Options) *ruleDraft {
+func inferRule(r *routeDraft, g *errGroup, routes map[string]*routeRef, o Options) *ruleDraft {
 	op := r.op
-	d := &ruleDraft{err: e, status: e.Status, active: true}
+	e := &g.err
+	d := &ruleDraft{err: e, group: g, status: e.Status, active: true}
+	what := textNote(e)
+	if g.members > 1 {
+		what = fmt.Sprintf("%s and %d more texts alike but for the values they quote", what, g.members-1)
+	}
 	d.evidence = append(d.evidence, fmt.Sprintf("%d %s: %s (%s), first seen %s, last %s; %d recovered within the window",
-		e.Status, textNote(e), count(e.Count, "time"), percentOf(e.Count, op.Requests, "requests"),
+		e.Status, what, count(e.Count, "time"), percentOf(e.Count, op.Requests, "requests"),
 		e.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), e.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), e.Recovered))
 	if e.Count < int64(o.MinEvidence) {
 		d.active, d.why = false, fmt.Sprintf("seen fewer than %d times; confirm it", o.MinEvidence)
 	}
-	d.matchFor(e)
+	d.matchFor(g)
 
-	// The field blamed: the one recoveries changed most, alone.
+	// The field blamed: the body's encoding when recoveries changed it;
+	// else the field the error's text names, whatever else callers changed
+	// on the way (they recompute timestamps and reword text on each
+	// retry); else the one recoveries changed most, alone.
 	var blame *observe.Blame
-	if len(e.Blamed) > 0 {
+	named := namedField(r, e.Text)
+	if enc := encodingChange(e); enc != nil {
+		d.encoding = enc
+		d.evidence = append(d.evidence, fmt.Sprintf("%d of %s changed the body's Content-Type%s: the encoding is at fault, not a field", enc.Count, count(e.Recovered, "recovery"), changeNote(enc.Changes)))
+	} else if named != nil {
+		blame = &observe.Blame{Field: named.obs.Name, In: named.obs.In}
+		for _, b := range e.Blamed {
+			if b.Field == named.obs.Name && b.In == named.obs.In {
+				blame.Count, blame.Changes = b.Count, b.Changes
+			}
+		}
+		d.field, d.fieldOK = named.name, true
+		named.used = named.used || d.active
+		var note string
+		switch top := len(e.Blamed) > 0 && e.Blamed[0].Field == named.obs.Name && e.Blamed[0].In == named.obs.In; {
+		case top:
+			note = fmt.Sprintf("%d of %s changed %s%s", blame.Count, count(e.Recovered, "recovery"), blame.Field, changeNote(blame.Changes))
+		case blame.Count > 0:
+			note = fmt.Sprintf("the error names %s, which %d of %s changed%s; they also changed %s, as retries do",
+				named.obs.Name, blame.Count, count(e.Recovered, "recovery"), changeNote(blame.Changes), e.Blamed[0].Field)
+		case len(e.Blamed) > 0:
+			note = fmt.Sprintf("the error names %s; recoveries changed %s, as retries do", named.obs.Name, e.Blamed[0].Field)
+		default:
+			note = fmt.Sprintf("the error names %s", named.obs.Name)
+		}
+		d.evidence = append(d.evidence, note)
+	} else if len(e.Blamed) > 0 {
 		blame = &e.Blamed[0]
 		fd := r.field(blame.Field, blame.In)
 		tied := len(e.Blamed) > 1 && e.Blamed[1].Count == blame.Count
@@ -77,10 +119,12 @@ func inferRule(r *routeDraft, e *observe.Error, routes map[string]*routeRef, o O
 			blame = nil
 		case tied:
 			d.fieldNote = fmt.Sprintf("field: %s  # recoveries changed %s and %s equally often (%s each); choose one", fd.name, blame.Field, e.Blamed[1].Field, count(blame.Count, "time"))
+			d.noteField = fd
 			blame = nil
 		case blame.Count < int64(o.MinEvidence):
 			d.field = fd.name
 			d.fieldNote = fmt.Sprintf("field: %s  # blamed by %s, fewer than %d; confirm it", fd.name, count(blame.Count, "recovery"), o.MinEvidence)
+			d.noteField = fd
 		default:
 			d.field, d.fieldOK = fd.name, true
 			fd.used = fd.used || d.active
@@ -118,11 +162,54 @@ func inferRule(r *routeDraft, e *observe.Error, routes map[string]*routeRef, o O
 	}
 
 	d.code = ruleCode(r, e, blame, prereq)
-	d.message = ruleMessage(op.Method, e, prereq, d.fieldOK && r.fieldNamed(d.field).active)
+	d.message = ruleMessage(op.Method, e, g, prereq, d.fieldOK && r.fieldNamed(d.field).active)
+	switch {
+	case named != nil && e.Status < 500 && prereq == nil && named.kind != "enum" && d.message == "":
+		// The upstream named the field and said what is wrong with it: its
+		// words, rather than a constraint drafted from what callers sent.
+		d.message = "{upstream}"
+	}
+	switch {
+	case d.encoding != nil:
+		d.code = "unsupported_body_encoding"
+		d.message = "send the body as " + d.encoding.Changes[0].To + ", not " + cmp.Or(d.encoding.Changes[0].From, "without a Content-Type")
+	case named != nil && e.Status < 500 && prereq == nil && requiredText.MatchString(e.Text):
+		d.code = "missing_" + snake(named.name)
+	}
 	if e.Status >= 500 {
 		d.retryFor(op, e, o)
 	}
 	return d
+}
+
+// requiredText is an error's text that says a value is missing.
+var requiredText = regexp.MustCompile(`(?i)\b(required|missing|must be (given|set|provided)|no\b.*\b(provided|given))\b`)
+
+// namedField returns the field of the route an error's text names, the
+// first named when several are; nil when it names none.
+func namedField(r *routeDraft, text string) *fieldDraft {
+	var best *fieldDraft
+	at := len(text)
+	for _, f := range r.fields {
+		if f.credential || f.obs.Kind == "" && f.obs.Seen == 0 {
+			continue
+		}
+		if i := nameIndex(text, f.obs.Name); i >= 0 && i < at {
+			best, at = f, i
+		}
+	}
+	return best
+}
+
+// encodingChange returns the change of the body's Content-Type that
+// recoveries made, when at least half of them made it; else nil.
+func encodingChange(e *observe.Error) *observe.Blame {
+	for i, b := range e.Blamed {
+		if b.In == "header" && strings.EqualFold(b.Field, "Content-Type") && len(b.Changes) > 0 && b.Count*2 >= e.Recovered {
+			return &e.Blamed[i]
+		}
+	}
+	return nil
 }
 
 // call renders a call of the route from route from: each argument a path
@@ -138,8 +225,23 @@ func (t *routeRef) call(from *routeDraft) string {
 }
 
 // matchFor writes the match of an error, and checks it against the sample.
-func (d *ruleDraft) matchFor(e *observe.Error) {
+func (d *ruleDraft) matchFor(g *errGroup) {
+	e := &g.err
 	sample := e.Sample.ResponseBody
+	if g.pattern != "" {
+		if e.JSON != "" {
+			d.json = e.JSON
+			d.regex = "^" + g.pattern
+			if len(e.Text) < maxText-4 && !strings.HasSuffix(g.pattern, ".*") {
+				d.regex += "$"
+			}
+			d.verified = gjson.Valid(sample) && regexp.MustCompile(d.regex).MatchString(gjson.Get(sample, e.JSON).String())
+			return
+		}
+		d.body = bodyPattern(g.pattern, e.ContentType, sample)
+		d.verified = sample != "" && regexp.MustCompile(d.body).MatchString(sample)
+		return
+	}
 	if e.JSON != "" {
 		d.json = e.JSON
 		v := gjson.Get(sample, e.JSON)
@@ -162,7 +264,11 @@ func (d *ruleDraft) matchFor(e *observe.Error) {
 // text anywhere; the first that holds for the sample, or, with no sample
 // to try, the one the content type suggests.
 func bodyRegex(text, contentType, sample string) string {
-	quoted := regexp.QuoteMeta(text)
+	return bodyPattern(regexp.QuoteMeta(text), contentType, sample)
+}
+
+// bodyPattern is bodyRegex for a pattern of the text rather than the text.
+func bodyPattern(quoted, contentType, sample string) string {
 	var candidates []string
 	html := strings.Contains(strings.ToLower(contentType), "html") || strings.Contains(strings.ToLower(sample), "<title")
 	if html {
@@ -249,7 +355,9 @@ func resourceNoun(path string) string {
 // fieldRule is set when the rule names a field whose constraint is written:
 // for a 400 or 422, which says the value is malformed, that field's rule is
 // the message.
-func ruleMessage(method string, e *observe.Error, prereq *routeRef, fieldRule bool) string {
+// A text that varies by the values quoted is said by the part all its
+// texts share.
+func ruleMessage(method string, e *observe.Error, g *errGroup, prereq *routeRef, fieldRule bool) string {
 	if e.Status >= 500 {
 		phrase := fmt.Sprint(e.Status)
 		if t := http.StatusText(e.Status); t != "" {
@@ -259,6 +367,16 @@ func ruleMessage(method string, e *observe.Error, prereq *routeRef, fieldRule bo
 	}
 	if fieldRule && prereq == nil && (e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity) {
 		return ""
+	}
+	if g.pattern != "" {
+		// Texts that vary by the values quoted: their words with the value
+		// sent in place of the one quoted, or the upstream's own words of
+		// each when more than the value varies.
+		if g.said != "" {
+			return strings.NewReplacer("{", "{{", "}", "}}").Replace(g.said[:g.at]) + "{received}" +
+				strings.NewReplacer("{", "{{", "}", "}}").Replace(g.said[g.at:])
+		}
+		return "{upstream}"
 	}
 	text := strings.TrimSpace(rulefile.OneLine(e.Text))
 	if text == "" {

@@ -1,6 +1,7 @@
 package draft
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -74,6 +75,7 @@ func plural(s string) bool {
 type segment struct {
 	text  string
 	isVar bool
+	slash bool // a variable whose pattern takes a slash
 }
 
 func segments(tpl string) []segment {
@@ -83,8 +85,8 @@ func segments(tpl string) []segment {
 			continue
 		}
 		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-			name, _, _ := strings.Cut(s[1:len(s)-1], ":")
-			out = append(out, segment{text: name, isVar: true})
+			name, re, _ := strings.Cut(s[1:len(s)-1], ":")
+			out = append(out, segment{text: name, isVar: true, slash: strings.Contains(re, ".")})
 			continue
 		}
 		out = append(out, segment{text: s})
@@ -252,15 +254,36 @@ var reservedCodes = func() map[string]bool {
 	return m
 }()
 
-// textCode makes a code of the first words of an upstream's text: "No such
-// ticket" is no_such_ticket.
+// textCode makes a code of an upstream's text that reads as words: the
+// name it quotes or spells as code, invalid_generator_url for
+// "0.generatorURL in body must be of type uri", else its first words
+// without numbers, "No such ticket" no_such_ticket.
 func textCode(text string) string {
-	words := strings.FieldsFunc(snake(text), func(r rune) bool { return r == '_' })
-	if len(words) > 4 {
-		words = words[:4]
+	if m := identInText.FindStringSubmatch(text); m != nil {
+		name := snake(cmp.Or(m[1], m[2]))
+		if name != "" && name[0] >= 'a' && name[0] <= 'z' {
+			if requiredText.MatchString(text) {
+				return "missing_" + name
+			}
+			return "invalid_" + name
+		}
+	}
+	var words []string
+	for _, w := range strings.FieldsFunc(snake(text), func(r rune) bool { return r == '_' }) {
+		if w[0] < 'a' || w[0] > 'z' || (w[0] == 'n' && len(w) > 1 && w[1] >= '0' && w[1] <= '9') {
+			continue // a number, or a word snake had to prefix
+		}
+		if words = append(words, w); len(words) == 4 {
+			break
+		}
 	}
 	return strings.Join(words, "_")
 }
+
+// identInText finds a name an error's text spells as code: camelCase or
+// snake_case, alone or at the end of a dotted path (items.0.dueAt), or a
+// parameter it quotes (parameter "step").
+var identInText = regexp.MustCompile(`(?:^|[\s.(\[])([a-z]+[A-Z][A-Za-z0-9]*|[a-z]+_[a-z0-9_]+)\b|(?i:parameter|field|argument|property)\s+["'` + "`" + `]([A-Za-z_][A-Za-z0-9_]*)["'` + "`" + `]`)
 
 // idNoun is what a field naming an id names: ticket for ticket_id and
 // ticketId, "" for id alone.

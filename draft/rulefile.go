@@ -11,7 +11,7 @@ import (
 
 // renderRules writes the rule file: a header saying what it is and how to
 // review it, then one route per operation.
-func renderRules(doc *observe.Document, routes []*routeDraft, skipped []string, o Options) []byte {
+func renderRules(doc *observe.Document, routes, unproven []*routeDraft, skipped []string, merged int, o Options) []byte {
 	w := &rulefile.Writer{}
 	var requests, errs int64
 	for _, op := range doc.Operations {
@@ -31,6 +31,10 @@ func renderRules(doc *observe.Document, routes []*routeDraft, skipped []string, 
 		w.Comment(0, fmt.Sprintf("The record's bounds forgot %d operations, %d errors, %d values and %d pending recoveries:",
 			d.Operations, d.Errors, d.Values, d.Callers))
 		w.Comment(0, "what follows rests on the rest.")
+	}
+	if merged > 0 {
+		w.Comment(0, fmt.Sprintf("%s under paths that differ only in a name (a label, a repository) are drafted", count(int64(merged), "more operation")))
+		w.Comment(0, "as the route of their template.")
 	}
 	for _, s := range skipped {
 		w.Comment(0, "Left out: "+s)
@@ -55,7 +59,31 @@ func renderRules(doc *observe.Document, routes []*routeDraft, skipped []string, 
 		}
 		renderRoute(w, r)
 	}
+	if len(unproven) > 0 {
+		w.Blank()
+		w.Comment(2, "Calls that never succeeded: no route is drafted for them, since nothing shows the")
+		w.Comment(2, "API serves them; signpost answers them by naming the routes there are. Uncomment one")
+		w.Comment(2, "whose path is right, and write its error rules once calls succeed.")
+	}
+	for _, r := range unproven {
+		w.Blank()
+		renderUnproven(w, r)
+	}
 	return w.Bytes()
+}
+
+// renderUnproven writes a route no call of which succeeded, commented out:
+// its name, method and path, which serve as they are once uncommented, and
+// the errors it met.
+func renderUnproven(w *rulefile.Writer, r *routeDraft) {
+	op := r.op
+	w.Comment(2, fmt.Sprintf("%s %s: %s, none successful", op.Method, op.Path, count(op.Requests, "request")))
+	for i := range op.Errors {
+		w.Comment(2, fmt.Sprintf("met %d %s: %s", op.Errors[i].Status, textNote(&op.Errors[i]), count(op.Errors[i].Count, "time")))
+	}
+	w.Inactive(2, r.name+":")
+	w.Inactive(2, "  method: "+rulefile.Scalar(op.Method))
+	w.Inactive(2, "  path: "+rulefile.BlockScalar(op.Path))
 }
 
 func renderRoute(w *rulefile.Writer, r *routeDraft) {
@@ -242,6 +270,9 @@ func renderRule(w *rulefile.Writer, d *ruleDraft) {
 	put(false, false, "code: "+rulefile.BlockScalar(d.code))
 	if d.fieldOK {
 		put(false, false, "field: "+rulefile.BlockScalar(d.field))
+	} else if d.fieldNote != "" && d.noteField != nil && !d.noteField.declared() {
+		// Uncommented, the line would name a field the route lacks.
+		w.Comment(8, strings.Replace(d.fieldNote, "  # ", ", not declared: ", 1))
 	} else if d.fieldNote != "" {
 		put(false, true, d.fieldNote)
 	}

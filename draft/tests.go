@@ -235,8 +235,8 @@ func nameOf(f *fieldDraft, def string) string {
 func goodValue(f *fieldDraft, cf *rules.Field) string {
 	if f != nil {
 		for _, v := range f.obs.Good {
-			if strings.Contains(v.Value, masked) {
-				continue
+			if strings.Contains(v.Value, masked) || f.obs.Long > 0 && len(v.Value) >= cutBytes {
+				continue // hidden, or perhaps cut
 			}
 			if cf == nil || cf.Check(valueOf(f, v.Value)) {
 				return v.Value
@@ -279,7 +279,16 @@ func fillPath(tpl string, vars map[string]string, query url.Values) string {
 			if v == "" {
 				v = "1"
 			}
-			b.WriteString(url.PathEscape(v))
+			// A variable that takes a slash, such as a repository's name
+			// team/workers, keeps it: each of its segments is escaped.
+			parts := []string{v}
+			if s.slash {
+				parts = strings.Split(v, "/")
+			}
+			for i, p := range parts {
+				parts[i] = url.PathEscape(p)
+			}
+			b.WriteString(strings.Join(parts, "/"))
 		} else {
 			b.WriteString(s.text)
 		}
@@ -313,9 +322,14 @@ func num(n int) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(n)}
 }
 
-// jsonNode turns a JSON text into a flow node, members in their order; a
-// text YAML cannot read as the same value stays a string.
+// jsonNode turns a JSON object or array into a flow node, members in their
+// order. Any other text stays a string, as written: signpost test sends a
+// string body as it is, so a JSON string keeps its quotes ('"hello"'), and
+// null or 1.50 are sent as the upstream wrote them.
 func jsonNode(b []byte) *yaml.Node {
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		return str(string(b))
+	}
 	var n yaml.Node
 	if yaml.Unmarshal(b, &n) != nil || len(n.Content) != 1 || !sameJSON(b, n.Content[0]) {
 		return str(string(b))

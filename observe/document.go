@@ -81,9 +81,13 @@ type Field struct {
 	Good []Value `json:"good,omitempty"`
 	Bad  []Value `json:"bad,omitempty"`
 	Open bool    `json:"open,omitempty"`
+	// Long counts the successful values longer than 64 bytes: Good keeps
+	// them cut, so no shape is counted for them and none should feed an
+	// enum, a pattern or an example.
+	Long int64 `json:"long,omitempty"`
 	// Formats counts the successful values that parse as each named
 	// format of the rule file ("date", "rfc3339-utc", "uuid", "email",
-	// "integer"), and Shapes the successful values by shape: each run of
+	// "integer", "rfc3339"), each checked whole up to 1 KiB, and Shapes the successful values by shape: each run of
 	// digits read as "0", e.g. T-1041 and T-88 are both "T-0".
 	Formats map[string]int64 `json:"formats,omitempty"`
 	Shapes  []Value          `json:"shapes,omitempty"`
@@ -93,6 +97,10 @@ type Field struct {
 type Value struct {
 	Value string `json:"value"`
 	Count int64  `json:"count"`
+	// Callers counts, for a field's successful values, the distinct known
+	// callers that sent it, up to 3: a closed set is sent by many callers,
+	// a caller's own name by one.
+	Callers int64 `json:"callers,omitempty"`
 }
 
 // Error is one kind of upstream error no rule explains: its status and the

@@ -139,6 +139,9 @@ type fieldMerge struct {
 	f                 Field // without its values and formats
 	good, bad, shapes map[string]int64
 	formats           map[string]int64
+	// callers of each good value, summed up to the record's count of
+	// them: as if each caller stayed on one replica, as recoveries assume.
+	callers map[string]int64
 }
 
 type errMerge struct {
@@ -185,6 +188,7 @@ func (o *opMerge) field(f *Field) {
 			bad:     make(map[string]int64),
 			shapes:  make(map[string]int64),
 			formats: make(map[string]int64),
+			callers: make(map[string]int64),
 		}
 		o.byField[k] = m
 		o.fields = append(o.fields, m)
@@ -196,7 +200,11 @@ func (o *opMerge) field(f *Field) {
 	m.f.Succeeded += f.Succeeded
 	m.f.Credential = m.f.Credential || f.Credential
 	m.f.Open = m.f.Open || f.Open
+	m.f.Long += f.Long
 	addValues(m.good, f.Good)
+	for _, v := range f.Good {
+		m.callers[v.Value] = min(m.callers[v.Value]+v.Callers, maxValueCallers)
+	}
 	addValues(m.bad, f.Bad)
 	addValues(m.shapes, f.Shapes)
 	for name, n := range f.Formats {
@@ -287,6 +295,9 @@ func (m *fieldMerge) document(dropped *Dropped) Field {
 	}
 	var n int64
 	f.Good, n = boundValues(m.good, defaultValues)
+	for i := range f.Good {
+		f.Good[i].Callers = m.callers[f.Good[i].Value]
+	}
 	if n > 0 {
 		f.Open = true
 	}

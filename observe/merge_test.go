@@ -173,7 +173,7 @@ func TestMergeOrderFree(t *testing.T) {
 	c := readDoc(t, "tickets.replica-b.json")
 	c.Since = a.Since
 	c.Operations[0].Route = "list_customers"
-	c.Operations[0].Fields[0].Good = append(c.Operations[0].Fields[0].Good, Value{"Zed", 1})
+	c.Operations[0].Fields[0].Good = append(c.Operations[0].Fields[0].Good, Value{Value: "Zed", Count: 1})
 	c.Operations[0].Errors = append(c.Operations[0].Errors, Error{Status: 503, Text: "busy", Count: 1, Sample: Sample{Method: "GET", Path: "/customers"}})
 	docs := []Document{a, b, c}
 	var first []byte
@@ -247,11 +247,11 @@ func TestMergeReplicas(t *testing.T) {
 				t.Errorf("fields %q", names)
 			}
 			p := op.Fields[1]
-			if p.Seen != 16 || p.Succeeded != 8 || !slices.Equal(p.Good, []Value{{"p1", 8}}) ||
-				!slices.Equal(p.Bad, []Value{{"urgent", 4}, {"high", 2}, {"p1", 2}}) {
+			if p.Seen != 16 || p.Succeeded != 8 || !slices.Equal(p.Good, []Value{{Value: "p1", Count: 8, Callers: 3}}) ||
+				!slices.Equal(p.Bad, []Value{{Value: "urgent", Count: 4}, {Value: "high", Count: 2}, {Value: "p1", Count: 2}}) {
 				t.Errorf("priority %+v; want seen 16, 8 succeeded, p1 8 good, urgent 4 high 2 p1 2 bad", p)
 			}
-			if d := op.Fields[2]; d.Formats["date"] != 8 || len(d.Good) != 4 || d.Good[0] != (Value{"2026-05-01", 2}) {
+			if d := op.Fields[2]; d.Formats["date"] != 8 || len(d.Good) != 4 || d.Good[0] != (Value{Value: "2026-05-01", Count: 2, Callers: 1}) {
 				t.Errorf("due_at %+v; want 8 dates, 4 values, 2026-05-01 first", d)
 			}
 		}, 16, 8},
@@ -268,7 +268,7 @@ func TestMergeReplicas(t *testing.T) {
 				!slices.Equal(e.Blamed[0].Changes, []Change{{"active", "open", 6}, {"Opened", "open", 2}}) {
 				t.Errorf("blamed %+v; want status: active → open (6), Opened → open (2)", e.Blamed)
 			}
-			if c := op.Errors[1]; c.Text != "Cannot close ticket" || !slices.Equal(c.Before, []Value{{"POST /tickets/{ticket_id}/assign", 8}}) {
+			if c := op.Errors[1]; c.Text != "Cannot close ticket" || !slices.Equal(c.Before, []Value{{Value: "POST /tickets/{ticket_id}/assign", Count: 8}}) {
 				t.Errorf("second error %+v; want Cannot close ticket, after POST /tickets/{ticket_id}/assign 8 times", c)
 			}
 		}, 32, 16},
@@ -308,7 +308,7 @@ func doc(minutes int, ops ...Operation) Document {
 func values(prefix string, n int) []Value {
 	vs := make([]Value, n)
 	for i := range vs {
-		vs[i] = Value{fmt.Sprintf("%s%02d", prefix, i), int64(n - i)}
+		vs[i] = Value{Value: fmt.Sprintf("%s%02d", prefix, i), Count: int64(n - i)}
 	}
 	return vs
 }
@@ -358,7 +358,7 @@ func TestMergeBounds(t *testing.T) {
 			dropped: Dropped{Values: 20},
 			check: func(t *testing.T, d Document) {
 				f := d.Operations[0].Fields[0]
-				if len(f.Good) != 32 || !f.Open || f.Good[0] != (Value{"a00", 20}) || f.Good[1] != (Value{"b00", 20}) || f.Good[31] != (Value{"b15", 5}) {
+				if len(f.Good) != 32 || !f.Open || f.Good[0] != (Value{Value: "a00", Count: 20}) || f.Good[1] != (Value{Value: "b00", Count: 20}) || f.Good[31] != (Value{Value: "b15", Count: 5}) {
 					t.Errorf("good %v (open %v); want 32, a00 and b00 first, b15 last, open", f.Good, f.Open)
 				}
 			},
@@ -373,7 +373,7 @@ func TestMergeBounds(t *testing.T) {
 			dropped: Dropped{Values: 20},
 			check: func(t *testing.T, d Document) {
 				f := d.Operations[0].Fields[0]
-				if len(f.Bad) != 32 || f.Open || len(f.Shapes) != 30 || f.Shapes[0] != (Value{"s00", 60}) {
+				if len(f.Bad) != 32 || f.Open || len(f.Shapes) != 30 || f.Shapes[0] != (Value{Value: "s00", Count: 60}) {
 					t.Errorf("bad %d, shapes %d (first %v), open %v; want 32, 30 with s00 60, not open", len(f.Bad), len(f.Shapes), f.Shapes[0], f.Open)
 				}
 			},
@@ -490,8 +490,8 @@ func TestMergeFields(t *testing.T) {
 		check func(t *testing.T, op Operation)
 	}{
 		{"kinds that disagree are mixed", []Document{
-			doc(0, op("", Field{Name: "n", In: "body", Kind: "number", Good: []Value{{"1", 1}}})),
-			doc(1, op("", Field{Name: "n", In: "body", Kind: "string", Good: []Value{{"one", 1}}})),
+			doc(0, op("", Field{Name: "n", In: "body", Kind: "number", Good: []Value{{Value: "1", Count: 1}}})),
+			doc(1, op("", Field{Name: "n", In: "body", Kind: "string", Good: []Value{{Value: "one", Count: 1}}})),
 		}, func(t *testing.T, op Operation) {
 			if f := op.Fields[0]; f.Kind != "mixed" || len(f.Good) != 2 {
 				t.Errorf("field %+v; want mixed, with both values", f)
@@ -499,8 +499,8 @@ func TestMergeFields(t *testing.T) {
 		}},
 		{"a credential in either keeps no value", []Document{
 			doc(0, op("", Field{Name: "pin", In: "body", Kind: "string", Credential: true}, blamed)),
-			doc(1, op("", Field{Name: "pin", In: "body", Kind: "string", Good: []Value{{"1234", 1}}, Bad: []Value{{"0000", 1}},
-				Shapes: []Value{{"0", 1}}, Open: true, Formats: map[string]int64{"integer": 1}}, blamed)),
+			doc(1, op("", Field{Name: "pin", In: "body", Kind: "string", Good: []Value{{Value: "1234", Count: 1}}, Bad: []Value{{Value: "0000", Count: 1}},
+				Shapes: []Value{{Value: "0", Count: 1}}, Open: true, Formats: map[string]int64{"integer": 1}}, blamed)),
 		}, func(t *testing.T, op Operation) {
 			f := op.Fields[0]
 			if !f.Credential || f.Good != nil || f.Bad != nil || f.Shapes != nil || f.Formats != nil || f.Open {

@@ -40,7 +40,8 @@ const (
 	maxRecent    = 4    // other operations' successes remembered, per caller
 	maxHeld      = 32   // field values held with a pending error
 	maxHeldBytes = 1024 // bytes of values held with a pending error
-	valueBytes   = 64   // a value is cut to this many bytes
+	valueBytes   = 64   // a value is cut to this many bytes; a longer one feeds no shape
+	wholeBytes   = 1024 // a value up to this long is checked whole against the formats; a longer one against none
 	textBytes    = 200  // an error's text is cut to this many bytes
 	maskWindow   = 512  // bytes masked before a value or text is cut, so a secret across the cut is masked whole
 )

@@ -40,6 +40,8 @@ type Record struct {
 	callers *lru.LRU[uint64, caller]
 	dropped Dropped
 	lastID  uint64 // the last id given to an operation or an error entry
+	caller  uint64 // the caller of the Add under way
+	reqType string // the media type of the request under way; may alias it
 
 	// Scratch reused by each Add, under mu.
 	key    []byte      // the operation's key
@@ -101,6 +103,8 @@ func (r *Record) Add(x *Exchange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.now = now
+	r.caller = x.Caller
+	r.reqType = mediaType(x.RequestType)
 
 	op := r.operation(x)
 	ok := x.Status >= 200 && x.Status < 300
@@ -141,6 +145,14 @@ func (r *Record) Add(x *Exchange) {
 	clear(r.vals) // hold no view of x past Add
 	r.vals = r.vals[:0]
 	clear(r.fields)
+	r.reqType = ""
+}
+
+// mediaType returns a Content-Type's media type, without parameters and
+// spaces, cut to valueBytes: application/json of "application/json; charset=utf-8".
+func mediaType(ct string) string {
+	ct, _, _ = strings.Cut(ct, ";")
+	return cut(strings.TrimSpace(ct), valueBytes)
 }
 
 // operation returns x's operation, made the most recently seen; for an
@@ -288,13 +300,18 @@ func (r *Record) observe(op *operation, in, name, kind, raw string, ok, bad bool
 	r.fields = append(r.fields, seenField{field: i, value: v, held: true})
 	switch {
 	case ok:
-		if !f.good.add(v, r.o.Values) {
+		if !f.good.addBy(v, r.o.Values, r.caller) {
 			f.open = true
 			r.dropped.Values++
 		}
-		r.shape = appendShape(r.shape[:0], v)
-		if !f.shapes.add(view(r.shape), r.o.Values) {
-			r.dropped.Values++
+		if len(raw) > valueBytes {
+			// Kept cut: its shape would be the shape of a part.
+			f.long++
+		} else {
+			r.shape = appendShape(r.shape[:0], v)
+			if !f.shapes.add(view(r.shape), r.o.Values) {
+				r.dropped.Values++
+			}
 		}
 		if kind == kindString {
 			m := f.formatsOf(raw)

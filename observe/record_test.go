@@ -61,7 +61,7 @@ func TestDeclaredRoute(t *testing.T) {
 	if f := op.Fields[0]; f.Name != "ticket_id" || f.In != "path" || len(f.Good) != 2 || f.Seen != 3 {
 		t.Errorf("first field = %+v; want path ticket_id seen 3, with 2 good values", f)
 	}
-	if f := op.Fields[1]; f.Name != "agent" || f.Seen != 2 || !slices.Equal(f.Good, []Value{{"a7", 2}}) {
+	if f := op.Fields[1]; f.Name != "agent" || f.Seen != 2 || !slices.Equal(f.Good, []Value{{Value: "a7", Count: 2}}) {
 		t.Errorf("second field = %+v; want agent seen 2, a7 2", f)
 	}
 }

@@ -20,7 +20,8 @@ type pending struct {
 	errID uint64 // the error entry's id; 0 for an error a rule explains
 	at    time.Time
 	held  []heldValue // the failing request's field values, in buf
-	buf   []byte
+	buf   []byte      // buf[:ctype] is the failing request's media type, in lower case
+	ctype int32
 	full  bool // held could not hold every field
 }
 
@@ -76,6 +77,14 @@ func (r *Record) failed(op *operation, id uint64, e *errEntry, k errKey) {
 		p.err, p.errID = k, e.id
 	}
 	p.held, p.buf, p.full = p.held[:0], p.buf[:0], false
+	for i := 0; i < len(r.reqType); i++ {
+		c := r.reqType[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		p.buf = append(p.buf, c)
+	}
+	p.ctype = int32(len(p.buf))
 	for _, s := range r.fields {
 		if !s.held {
 			continue
@@ -130,6 +139,11 @@ func (r *Record) succeeded(op *operation, id uint64) {
 // p held and the request under way, which succeeded; a field that
 // appeared or disappeared changed from or to "".
 func (r *Record) blame(op *operation, e *errEntry, p *pending) {
+	if from := view(p.buf[:p.ctype]); !strings.EqualFold(from, r.reqType) {
+		// The body's encoding changed: its fields changed with it, for
+		// want of being read, and the encoding is what mattered.
+		e.blame(contentType, from, strings.ToLower(r.reqType))
+	}
 	for _, h := range p.held {
 		from := view(p.buf[h.start:h.end])
 		to, present := r.seen(h.field)
@@ -153,6 +167,10 @@ outer:
 		e.blame(op.fields[s.field], "", s.value)
 	}
 }
+
+// contentType stands for the request's Content-Type in an error's blamed
+// fields: a recovery that changed it changed the body's encoding.
+var contentType = &field{name: "Content-Type", in: "header"}
 
 // seen returns the value the request under way sent for a field, if any.
 func (r *Record) seen(field int32) (string, bool) {

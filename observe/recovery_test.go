@@ -2,6 +2,7 @@ package observe
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,7 +109,7 @@ func TestBefore(t *testing.T) {
 			{"PATCH", "/tickets/T-1", 409},
 			{"POST", "/tickets/T-1/assign", 200},
 			{"PATCH", "/tickets/T-1", 200},
-		}, []Value{{"POST /tickets/{ticket_id}/assign", 1}}},
+		}, []Value{{Value: "POST /tickets/{ticket_id}/assign", Count: 1}}},
 		{"success before the error", []struct {
 			method, path string
 			status       int
@@ -126,7 +127,7 @@ func TestBefore(t *testing.T) {
 			{"POST", "/tickets/T-2/assign", 200},
 			{"GET", "/tickets/T-1", 200},
 			{"PATCH", "/tickets/T-1", 200},
-		}, []Value{{"GET /tickets/{ticket_id}", 1}, {"POST /tickets/{ticket_id}/assign", 1}}},
+		}, []Value{{Value: "GET /tickets/{ticket_id}", Count: 1}, {Value: "POST /tickets/{ticket_id}/assign", Count: 1}}},
 		{"never repeated", []struct {
 			method, path string
 			status       int
@@ -204,5 +205,75 @@ func TestNoCaller(t *testing.T) {
 	r.Add(&Exchange{Method: "PUT", Path: "/a", Status: 200, Body: []byte(`{"s":"a"}`)})
 	if e := findOp(t, r.Document(), "PUT", "/a").Errors[0]; e.Recovered != 0 || e.Blamed != nil {
 		t.Errorf("error %+v; want no recovery", e)
+	}
+}
+
+// What the draft needs to judge a value and a recovery: how many callers
+// sent each successful value, which values were too long to keep whole,
+// and a recovery that changed the body's encoding.
+func TestInferenceEvidence(t *testing.T) {
+	long := strings.Repeat("a1", 40)
+	for _, tc := range []struct {
+		name  string
+		xs    []Exchange
+		check func(t *testing.T, op Operation)
+	}{
+		{"callers of each value", []Exchange{
+			{Caller: 1, Method: "GET", Path: "/rules", RawQuery: "type=alert", Status: 200},
+			{Caller: 2, Method: "GET", Path: "/rules", RawQuery: "type=alert", Status: 200},
+			{Caller: 3, Method: "GET", Path: "/rules", RawQuery: "type=alert", Status: 200},
+			{Caller: 4, Method: "GET", Path: "/rules", RawQuery: "type=alert", Status: 200},
+			{Caller: 1, Method: "GET", Path: "/rules", RawQuery: "type=record", Status: 200},
+			{Caller: 1, Method: "GET", Path: "/rules", RawQuery: "type=record", Status: 200},
+			{Caller: 0, Method: "GET", Path: "/rules", RawQuery: "type=record", Status: 200},
+		}, func(t *testing.T, op Operation) {
+			want := []Value{{Value: "alert", Count: 4, Callers: 3}, {Value: "record", Count: 3, Callers: 1}}
+			if got := op.Fields[0].Good; !slices.Equal(got, want) {
+				t.Errorf("good = %v; want %v", got, want)
+			}
+		}},
+		{"a value too long to keep whole feeds no shape", []Exchange{
+			{Caller: 1, Method: "GET", Path: "/blobs", RawQuery: "digest=" + long, Status: 200},
+			{Caller: 1, Method: "GET", Path: "/blobs", RawQuery: "digest=a1", Status: 200},
+		}, func(t *testing.T, op Operation) {
+			f := op.Fields[0]
+			if f.Long != 1 || len(f.Shapes) != 1 || f.Shapes[0] != (Value{Value: "a0", Count: 1}) {
+				t.Errorf("long %d, shapes %v; want 1 long, the shape a0 once", f.Long, f.Shapes)
+			}
+		}},
+		{"a recovery that changed the encoding", []Exchange{
+			{Caller: 1, Method: "POST", Path: "/query", RequestType: "application/json", Body: []byte(`{"query":"up"}`), Status: 400,
+				ResponseType: "application/json", Response: []byte(`{"error":"no query"}`)},
+			{Caller: 1, Method: "POST", Path: "/query", RequestType: "application/x-www-form-urlencoded; charset=utf-8", Status: 200},
+		}, func(t *testing.T, op Operation) {
+			b := op.Errors[0].Blamed
+			i := slices.IndexFunc(b, func(b Blame) bool { return b.Field == "Content-Type" && b.In == "header" })
+			if i < 0 || !slices.Equal(b[i].Changes, []Change{{From: "application/json", To: "application/x-www-form-urlencoded", Count: 1}}) {
+				t.Errorf("blamed %+v; want Content-Type changed from JSON to a form", b)
+			}
+		}},
+		{"the same encoding is no change", []Exchange{
+			{Caller: 1, Method: "POST", Path: "/query", RequestType: "application/json", Body: []byte(`{"query":"up{"}`), Status: 400,
+				ResponseType: "application/json", Response: []byte(`{"error":"bad query"}`)},
+			{Caller: 1, Method: "POST", Path: "/query", RequestType: "Application/JSON", Body: []byte(`{"query":"up"}`), Status: 200},
+		}, func(t *testing.T, op Operation) {
+			for _, b := range op.Errors[0].Blamed {
+				if b.In == "header" {
+					t.Errorf("blamed %+v", b)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(Options{})
+			for i := range tc.xs {
+				r.Add(&tc.xs[i])
+			}
+			d := r.Document()
+			if len(d.Operations) != 1 {
+				t.Fatalf("operations = %d; want 1", len(d.Operations))
+			}
+			tc.check(t, d.Operations[0])
+		})
 	}
 }

@@ -56,6 +56,7 @@ func (f *field) document() Field {
 		Good:       f.good.sorted(),
 		Bad:        f.bad.sorted(),
 		Open:       f.open,
+		Long:       f.long,
 		Shapes:     f.shapes.sorted(),
 	}
 	for i, n := range f.formats {

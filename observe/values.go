@@ -17,6 +17,7 @@ type field struct {
 	good, bad  counts
 	shapes     counts
 	open       bool
+	long       int64 // successful values longer than valueBytes
 	formats    [len(formatNames)]int64
 	// lastValue and lastFormats remember the formats of the last
 	// successful value checked: a field's values recur, and the checks
@@ -28,6 +29,9 @@ type field struct {
 // formatsOf returns the formats raw conforms to, as a bit per formatNames
 // entry, checking only a value other than the field's last.
 func (f *field) formatsOf(raw string) uint8 {
+	if len(raw) > wholeBytes {
+		return 0 // not read whole: no format rests on it
+	}
 	if f.lastValue != "" && raw == f.lastValue {
 		return f.lastFormats
 	}
@@ -55,17 +59,64 @@ func newField(name, in string) *field {
 type counts struct {
 	idx  map[string]int32 // index in list
 	list []Value
+	who  []valueCallers // per value in list, when added by addBy
+}
+
+// valueCallers counts the distinct callers that sent one value, up to
+// maxValueCallers: a set that many callers send is an API's vocabulary,
+// where a value one caller sends may be its own name.
+type valueCallers struct {
+	ids [maxValueCallers - 1]uint64
+	n   uint8
+}
+
+// maxValueCallers is how far distinct callers of a value are counted.
+const maxValueCallers = 3
+
+func (w *valueCallers) add(caller uint64) {
+	if caller == 0 || int(w.n) >= maxValueCallers {
+		return
+	}
+	for _, id := range w.ids[:min(int(w.n), len(w.ids))] {
+		if id == caller {
+			return
+		}
+	}
+	if int(w.n) < len(w.ids) {
+		w.ids[w.n] = caller
+	}
+	w.n++
 }
 
 // add counts one more v and reports whether it is counted: false when v
 // is new and max values are kept already.
 func (c *counts) add(v string, max int) bool {
+	_, ok := c.index(v, max)
+	return ok
+}
+
+// addBy is add that also counts caller among v's distinct callers; 0 is
+// no known caller.
+func (c *counts) addBy(v string, max int, caller uint64) bool {
+	i, ok := c.index(v, max)
+	if ok {
+		for len(c.who) <= i {
+			c.who = append(c.who, valueCallers{})
+		}
+		c.who[i].add(caller)
+	}
+	return ok
+}
+
+// index counts one more v and returns its index in list; false when v is
+// new and max values are kept already.
+func (c *counts) index(v string, max int) (int, bool) {
 	if i, ok := c.idx[v]; ok {
 		c.list[i].Count++
-		return true
+		return int(i), true
 	}
 	if len(c.list) >= max {
-		return false
+		return 0, false
 	}
 	if c.idx == nil {
 		c.idx = make(map[string]int32)
@@ -73,7 +124,7 @@ func (c *counts) add(v string, max int) bool {
 	v = strings.Clone(v)
 	c.idx[v] = int32(len(c.list))
 	c.list = append(c.list, Value{Value: v, Count: 1})
-	return true
+	return len(c.list) - 1, true
 }
 
 // sorted returns a copy of the values, most frequent first, then by value.
@@ -82,6 +133,9 @@ func (c *counts) sorted() []Value {
 		return nil
 	}
 	out := append([]Value(nil), c.list...)
+	for i := range c.who {
+		out[i].Callers = int64(c.who[i].n)
+	}
 	sortValues(out)
 	return out
 }
@@ -152,13 +206,14 @@ func appendShape(dst []byte, v string) []byte {
 // the common value that is none of them (a status, a title) never reaches
 // the parsers on the request path.
 var (
-	formatNames  = [...]string{"date", "rfc3339-utc", "uuid", "email", "integer"}
+	formatNames  = [...]string{"date", "rfc3339-utc", "uuid", "email", "integer", "rfc3339"}
 	formatShapes = [len(formatNames)]func(string) bool{
 		func(s string) bool { return len(s) == 10 && s[4] == '-' && s[7] == '-' },
 		func(s string) bool { return len(s) >= 20 && s[4] == '-' && (s[len(s)-1] == 'Z' || s[len(s)-1] == 'z') },
 		func(s string) bool { return len(s) == 36 && s[8] == '-' && s[13] == '-' },
 		func(s string) bool { return strings.IndexByte(s, '@') > 0 },
 		func(s string) bool { return s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '-' || s[0] == '+') },
+		func(s string) bool { return len(s) >= 20 && s[4] == '-' && s[10]|0x20 == 't' },
 	}
 	formatChecks = func() (checks [len(formatNames)]func(string) bool) {
 		for i, name := range formatNames {

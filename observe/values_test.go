@@ -18,9 +18,11 @@ func TestFormats(t *testing.T) {
 		{"2023-02-29", nil},
 		{"2024-13-01", nil},
 		{"2024-1-01", nil},
-		{"2024-05-01T10:00:00Z", []string{"rfc3339-utc"}},
-		{"2024-05-01T10:00:00.5Z", []string{"rfc3339-utc"}},
-		{"2024-05-01T10:00:00+02:00", nil},
+		{"2024-05-01T10:00:00Z", []string{"rfc3339-utc", "rfc3339"}},
+		{"2024-05-01T10:00:00.5Z", []string{"rfc3339-utc", "rfc3339"}},
+		{"2024-05-01T10:00:00+02:00", []string{"rfc3339"}},
+		{"2024-05-01 10:00:00+02:00", nil},
+		{"1715000000", []string{"integer"}},
 		{"2024-05-01T25:00:00Z", nil},
 		{"3f2b8c1e-4d5a-4b6c-8d9e-0a1b2c3d4e5f", []string{"uuid"}},
 		{"3f2b8c1e4d5a4b6c8d9e0a1b2c3d4e5f", nil},
@@ -100,17 +102,17 @@ func TestFields(t *testing.T) {
 	if id.Kind != "string" || id.Seen != 7 || id.Succeeded != 6 || !id.Open || len(id.Good) != 3 {
 		t.Errorf("ticket_id = %+v; want string, seen 7, succeeded 6, open, 3 good", id)
 	}
-	if want := []Value{{"T-0", 6}}; !slices.Equal(id.Shapes, want) {
+	if want := []Value{{Value: "T-0", Count: 6}}; !slices.Equal(id.Shapes, want) {
 		t.Errorf("ticket_id shapes = %v; want %v", id.Shapes, want)
 	}
-	if want := []Value{{"tags", 1}}; !slices.Equal(byName("query:expand").Good, want) {
+	if want := []Value{{Value: "tags", Count: 1, Callers: 1}}; !slices.Equal(byName("query:expand").Good, want) {
 		t.Errorf("expand good = %v; want the first value only, %v", byName("query:expand").Good, want)
 	}
 	st := byName("body:status")
-	if want := []Value{{"closed", 2}, {"open", 1}, {"pending", 1}}; !slices.Equal(st.Good, want) || st.Open {
+	if want := []Value{{Value: "closed", Count: 2, Callers: 1}, {Value: "open", Count: 1, Callers: 1}, {Value: "pending", Count: 1, Callers: 1}}; !slices.Equal(st.Good, want) || st.Open {
 		t.Errorf("status good = %v open %v; want %v, closed", st.Good, st.Open, want)
 	}
-	if want := []Value{{"OPEN", 1}}; !slices.Equal(st.Bad, want) {
+	if want := []Value{{Value: "OPEN", Count: 1}}; !slices.Equal(st.Bad, want) {
 		t.Errorf("status bad = %v; want %v", st.Bad, want)
 	}
 	if due := byName("body:due"); due.Formats["date"] != 3 || len(due.Formats) != 1 {
