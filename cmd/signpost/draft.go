@@ -21,7 +21,7 @@ import (
 	"github.com/signpost-proxy/signpost/rules"
 )
 
-const draftHelp = `Usage: signpost draft (--admin ADDRESS | --from FILE)... [-o FILE] [--upstream URL]
+const draftHelp = `Usage: signpost draft (--admin ADDRESS | --from FILE)... [--base FILE] [-o FILE] [--upstream URL]
 
 Writes a rule file from what observe mode learned of the API: routes with the path
 templates the traffic used, fields with the constraint their values support, an
@@ -35,7 +35,11 @@ exchanges go beside it (NAME.tests.yaml), for signpost test.
 document saved from it (curl -s http://127.0.0.1:9090/draft > observed.json), or
 signpost's JSON log, to which it writes what it observed as it exits. Both repeat,
 and combine: the documents of several replicas, each of which observed its share of
-the traffic, are merged into one before drafting.`
+the traffic, are merged into one before drafting.
+
+--base starts from a rule file written by hand or by signpost import, and adds to it
+what traffic taught: the routes it lacks, and on its routes the fields and error
+rules they lack, each with its evidence; its own declarations stay as written.`
 
 // maxDraftDocument bounds the document draft reads: the record's own
 // bounds keep it far smaller.
@@ -47,6 +51,7 @@ func draftCmd(fs *flag.FlagSet) runFunc {
 	fs.Var(&from, "from", "a document saved from GET /draft, or signpost's JSON log (`file`, repeatable; - for standard input)")
 	out := fs.String("o", "", "write the rule file to `file`, and its tests beside it; default: the rule file to standard output")
 	upstream := fs.String("upstream", "", "upstream base `URL` to write into the rule file")
+	base := fs.String("base", "", "a rule `file` (hand-written, or from signpost import) to add what traffic taught to")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each admin listener")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(args); err != nil {
@@ -83,6 +88,26 @@ func draftCmd(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			fmt.Fprintln(stderr, "signpost draft: "+err.Error())
 			return exitFindings
+		}
+		if *base != "" {
+			text, err := os.ReadFile(*base)
+			if err != nil {
+				fmt.Fprintln(stderr, "signpost draft: --base "+err.Error())
+				return exitFindings
+			}
+			if _, err := rules.Parse(*base, text); err != nil {
+				fmt.Fprintln(stderr, err)
+				fmt.Fprintf(stderr, "signpost draft: --base %s does not pass check; fix it first (signpost check %s)\n", *base, *base)
+				return exitFindings
+			}
+			var added draft.Added
+			if d.Rules, added, err = draft.Onto(text, d.Rules); err == nil {
+				d.Tests, err = draft.RenameCalls(d.Tests, added.Renamed)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "signpost draft: "+err.Error())
+				return exitFindings
+			}
 		}
 		if *out == "" {
 			_, _ = stdout.Write(d.Rules)

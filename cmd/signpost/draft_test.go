@@ -188,3 +188,37 @@ func TestTestsPath(t *testing.T) {
 		}
 	}
 }
+
+// TestDraftOntoABase: --base starts from a hand-written rule file and adds
+// what the traffic taught; the result keeps the base's declarations,
+// loads, and its drafted tests pass.
+func TestDraftOntoABase(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tickets.yaml")
+	code, stdout, stderr := run(t, "draft", "--from", "../../draft/testdata/tickets.json", "--base", "../../draft/testdata/base.yaml", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	written, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# signpost draft added to this file what traffic observe mode saw taught: 3 routes,",
+		"  edit_ticket:\n    method: PATCH\n    path: /tickets/{id}\n",
+		"message: the status is one of open, pending, closed",
+		"next_call: assign(id)",
+	} {
+		if !strings.Contains(string(written), want) {
+			t.Errorf("%s lacks %q:\n%s", out, want, written)
+		}
+	}
+	if code, stdout, stderr := run(t, "test", testsPath(out)); code != exitOK {
+		t.Errorf("the drafted tests do not pass on the merged file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	broken := filepath.Join(dir, "broken.yaml")
+	os.WriteFile(broken, []byte("routes:\n  r: {method: GET}\n"), 0o644)
+	if code, _, stderr := run(t, "draft", "--from", "../../draft/testdata/tickets.json", "--base", broken, "-o", out); code != exitFindings || !strings.Contains(stderr, "does not pass check") {
+		t.Errorf("a base that does not load: exit %d, stderr %q; want it named", code, stderr)
+	}
+}
