@@ -71,7 +71,9 @@ var goldens = []struct {
 		"rfc3339-utc", "step: {", "pattern: '^[0-9]+-", "pattern: '^sha",
 		"example: sha256",
 	}},
-	{name: "paths", has: []string{"path: /api/v1/label/{name}/values", "path: /v2/{name:.+}/tags/list"}},
+	{name: "paths", has: []string{"path: /api/v1/label/{name}/values", "path: /v2/{name:.+}/tags/list",
+		// A read named by a verb after its noun reads as words.
+		"  list_tags:\n", "  search_tickets:\n"}},
 	{name: "low_evidence", has: []string{"# upstream: give"}, lacks: []string{"    errors:\n", "    fields:\n", "\n      status", "\n        next_call"}},
 	{name: "credential", lacks: []string{"\n      api_key", "\n      accessToken", "[masked]"}},
 	{name: "names", has: []string{

@@ -101,6 +101,9 @@ func segments(tpl string) []segment {
 // /tickets/{ticket_id}/assign assign_ticket. A resource below another
 // takes the parent's name first: GET /customers/{id}/tickets is
 // list_customer_tickets.
+// readVerbs are the last segments that name a read rather than a thing.
+var readVerbs = map[string]bool{"list": true, "search": true, "find": true, "lookup": true, "count": true}
+
 func routeName(method, path string) string {
 	var segs []segment
 	for _, s := range segments(path) {
@@ -124,6 +127,13 @@ func routeName(method, path string) string {
 	}
 	noun := snake(segs[lastLit].text)
 	item := lastLit < len(segs)-1 // a variable follows the noun
+	if !item && lastLit >= 1 && !segs[lastLit-1].isVar && readVerbs[noun] {
+		// A read named by a verb after its noun: GET /tags/list is
+		// list_tags, GET /users/search is search_users.
+		if other := snake(segs[lastLit-1].text); other != "" && method == "GET" {
+			return joinName(noun, other)
+		}
+	}
 	// The parent: the literal before a variable that precedes the noun.
 	parent := ""
 	if lastLit >= 2 && segs[lastLit-1].isVar && !segs[lastLit-2].isVar {
