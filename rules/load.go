@@ -313,7 +313,7 @@ var (
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
-	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"}
 	locations = []string{string(InBody), string(InQuery), string(InPath), string(InHeader)}
 )
 
@@ -841,13 +841,13 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 		case "method":
 			methodNode = kv.val
 			if s, ok := l.scalar(kv.val, p, "PATCH"); ok {
-				if !contains(methods, s) {
-					if up := strings.ToUpper(s); contains(methods, up) {
-						l.errorf(l.deref(kv.val), p, "method %q must be upper case: %s", s, up)
-					} else {
-						l.errorf(l.deref(kv.val), p, "unknown method %q; must be one of: %s", s, strings.Join(methods, ", "))
-					}
-				} else {
+				switch up := strings.ToUpper(s); {
+				case s != up && contains(methods, up):
+					// Methods are case-sensitive: "get" is not GET.
+					l.errorf(l.deref(kv.val), p, "method %q must be upper case: %s", s, up)
+				case !MethodToken(s):
+					l.errorf(l.deref(kv.val), p, "method %q is not an HTTP method token: letters, digits and !#$%%&'*+-.^_`|~ only, e.g. PATCH or PROPFIND", s)
+				default:
 					r.Method = s
 				}
 			}
@@ -1017,4 +1017,20 @@ func closestName(s string, options []string) string {
 		}
 	}
 	return found
+}
+
+// MethodToken reports whether s is an HTTP method as RFC 9110 defines one,
+// a token: the standard methods, and extensions such as WebDAV's PROPFIND
+// and MKCOL.
+func MethodToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -225,3 +225,24 @@ func TestParseProblemsInFileOrder(t *testing.T) {
 		t.Errorf("problems:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// TestExtensionMethods: any RFC 9110 method token is a route's method, as
+// WebDAV's PROPFIND and MKCOL are.
+func TestExtensionMethods(t *testing.T) {
+	cfg, err := rules.Parse("webdav.yaml", []byte(`routes:
+  list_properties:
+    method: PROPFIND
+    path: /dav/{file}
+    fields:
+      depth: {in: header, key: Depth, enum: ["0", "1"]}
+  make_folder:
+    method: MKCOL
+    path: /dav/{folder}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Route("list_properties").Method + " " + cfg.Route("make_folder").Method; got != "PROPFIND MKCOL" {
+		t.Errorf("methods %q, want PROPFIND MKCOL", got)
+	}
+}

@@ -121,6 +121,7 @@ func TestRuleFileSchemaRejects(t *testing.T) {
 	}{
 		{"misspelt route key", route + "    feilds:\n      status: {enum: [open]}\n", "/routes/update_ticket"},
 		{"lower-case method", "routes:\n  update_ticket:\n    method: patch\n    path: /tickets/{ticket_id}\n", "/routes/update_ticket/method"},
+		{"a method that is no token", "routes:\n  update_ticket:\n    method: FETCH TICKET\n    path: /tickets/{ticket_id}\n", "/routes/update_ticket/method"},
 		{"unknown format", route + "    fields:\n      due_at: {format: rfc3339z}\n", "/routes/update_ticket/fields/due_at/format"},
 		{"misspelt top-level key", "upstrem: http://127.0.0.1:8081\n" + route, ""},
 		{"route name not snake_case", "routes:\n  UpdateTicket:\n    method: PATCH\n    path: /t\n", "/routes"},
@@ -210,7 +211,7 @@ func TestRuleFileSchemaKnowsTheLoadersKeys(t *testing.T) {
 		{"errorRule (ruleKeys)", propertyNames(def("errorRule")), ruleKeys},
 		{"match (matchKeys)", propertyNames(def("match")), matchKeys},
 		{"catalog (catalogKeys)", propertyNames(cat), catalogKeys},
-		{"route.method (methods)", enumOf(def("route"), "method"), methods},
+		{"route.method (methods)", strs(def("route")["properties"].(map[string]any)["method"].(map[string]any)["examples"]), methods},
 		{"field.in (locations)", enumOf(def("field"), "in"), locations},
 		{"field.format (Formats)", enumOf(def("field"), "format"), formatNames()},
 		{"route.validate (modeChoices)", enumOf(def("route"), "validate"), modeChoices},
