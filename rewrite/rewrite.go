@@ -150,14 +150,7 @@ func (e *Error) members(o *object, messageKey string) {
 	}
 	if len(e.UpstreamDetail) > 0 {
 		o.member("upstream_detail")
-		o.b = append(o.b, '[')
-		for i, d := range e.UpstreamDetail {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendEcho(o.b, d, MaxUpstreamMessage)
-		}
-		o.b = append(o.b, ']')
+		o.b = appendList(o.b, e.UpstreamDetail, func(b []byte, d string) []byte { return appendEcho(b, d, MaxUpstreamMessage) })
 	}
 	if e.Received != nil {
 		o.raw("received", e.Received)
@@ -230,12 +223,17 @@ func (e *Error) members(o *object, messageKey string) {
 
 // appendStringList appends ss to b as a JSON array of strings.
 func appendStringList(b []byte, ss []string) []byte {
+	return appendList(b, ss, func(b []byte, s string) []byte { return appendQuoted(b, s, -1) })
+}
+
+// appendList appends ss as a JSON array, each string written by each.
+func appendList(b []byte, ss []string, each func([]byte, string) []byte) []byte {
 	b = append(b, '[')
 	for i, s := range ss {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendQuoted(b, s, -1)
+		b = each(b, s)
 	}
 	return append(b, ']')
 }
