@@ -100,7 +100,12 @@ func (f *fixture) histogram(t *testing.T, name string, labels ...string) (uint64
 	return metricstest.Histogram(t, f.reg, name, labels...)
 }
 
-const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+// rewritten is the answer to a status outside the test rules' set.
+const rewritten = `{"error":"invalid_status","field":"status","message":"` + statusRule + `","received":"OPEN","retryable":false}`
+
+// statusRule is what the test rules' status field says of a value outside
+// its set.
+const statusRule = "must be one of: " + "open, pending, closed"
 
 func TestRewriteFixesFraming(t *testing.T) {
 	var gz bytes.Buffer

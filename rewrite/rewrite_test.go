@@ -217,6 +217,10 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 	}
 }
 
+// statusRule is what the test rules' status field says of a value outside
+// its set.
+const statusRule = "must be one of: " + "open, pending, closed"
+
 func TestInvalidUTF8IsEscaped(t *testing.T) {
 	cfg := loadRules(t)
 	rt, req := route(t, cfg, "PATCH", "/tickets/T-1")
@@ -225,7 +229,7 @@ func TestInvalidUTF8IsEscaped(t *testing.T) {
 	got := new(rewrite.Error).SetMatch(rt, rt.MatchError(400, body), &rewrite.Upstream{Status: 400, Body: body}, req, rules.Limits{Received: 64}).JSON()
 	// gjson does not validate UTF-8 inside strings, so the raw bytes reach
 	// the rewrite; they must leave it as U+FFFD escapes.
-	want := `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"O\ufffdP\ufffd","retryable":false}`
+	want := `{"error":"invalid_status","field":"status","message":"` + statusRule + `","received":"O\ufffdP\ufffd","retryable":false}`
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
