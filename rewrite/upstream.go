@@ -64,7 +64,7 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message func(s
 		if mt != "text/plain" {
 			return Said{}
 		}
-		msg = string(raw)
+		msg = unsafe.String(unsafe.SliceData(raw), len(raw)) // a view; copied if kept
 	}
 	s := safeText{route: route, req: req}
 	var out Said
