@@ -80,6 +80,9 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	ex.status = status
 	if status < 400 {
 		if status < 300 && ex.route != nil {
+			if ex.route.Concerns(status) {
+				return p.inspectSuccess(res, ex)
+			}
 			p.state.Succeeded(&ex.caller, ex.route, &ex.req)
 		}
 		return nil
@@ -179,14 +182,76 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	up.Body = &x.body
 	if concerned {
 		if rule := route.MatchError(status, up.Body); rule != nil {
-			e := x.err.SetMatch(route, rule, up, &ex.req, p.cfg.Limits)
-			ex.outcome = metrics.OutcomeRewritten
-			e = p.replace(res, ex, e, x, rule)
-			p.rejected(ex, e, up, rule.Index)
+			p.rewriteMatched(res, ex, x, rule)
 			return nil
 		}
 	}
 	return p.answerUnmatched(res, ex, name, x, policy, raw, "no rule matched")
+}
+
+// rewriteMatched answers the upstream response under examination x, which
+// rule matched, with the rule's body and status, and books the rejection.
+func (p *Proxy) rewriteMatched(res *http.Response, ex *exchange, x *examination, rule *rules.ErrorRule) {
+	up := &x.upstream
+	if s := rule.AnswerStatus(up.Status); s != up.Status {
+		up.Sent, up.Status = up.Status, s
+		res.StatusCode, res.Status = s, strconv.Itoa(s)+" "+http.StatusText(s)
+		ex.status = s
+	}
+	e := x.err.SetMatch(ex.route, rule, up, &ex.req, p.cfg.Limits)
+	ex.outcome = metrics.OutcomeRewritten
+	e = p.replace(res, ex, e, x, rule)
+	p.rejected(ex, e, up, rule.Index)
+}
+
+// inspectSuccess reads a success on a route with a rule for its status,
+// an error carried in a 2xx as RPC APIs answer, within the bounds an error
+// body is read in, and answers it as that error when a rule matches. Any
+// other passes on byte for byte, as does a stream, a body over the bounds,
+// slower than the upstream timeout or over the buffer budget: a success
+// signpost cannot read is never held back or cut.
+func (p *Proxy) inspectSuccess(res *http.Response, ex *exchange) error {
+	route, status := ex.route, res.StatusCode
+	limit := p.cfg.Limits.ErrorBody
+	if isEventStream(res.Header) || res.ContentLength > limit || res.ContentLength == 0 ||
+		status == http.StatusNoContent || res.Request.Method == http.MethodHead {
+		p.state.Succeeded(&ex.caller, route, &ex.req)
+		return nil
+	}
+	decode, decodable := decoderFor(httpwire.FirstValue(res.Header["Content-Encoding"]))
+	x := examine(status, res.Header)
+	c := &x.charge
+	defer c.End()
+	raw, err := p.readError(res, ex, c, limit)
+	switch {
+	case errors.Is(err, errSlowBody):
+		// res.Body passes on the whole body as it comes.
+		p.state.Succeeded(&ex.caller, route, &ex.req)
+		return nil
+	case err != nil || int64(len(raw)) > limit:
+		// What was read, then the rest as it comes, or the break.
+		res.Body = c.KeepUntilClosed(putBack(raw, res.Body, err))
+		p.state.Succeeded(&ex.caller, route, &ex.req)
+		return nil
+	}
+	res.Body.Close()
+	body := raw
+	if decode != nil && decodable {
+		if body, err = decode(raw, limit, c); err != nil {
+			body = nil // judged unread: the success passes on as it came
+		}
+	}
+	if body != nil || len(raw) == 0 {
+		x.body = rules.Body{Raw: body}
+		if rule := route.MatchError(status, &x.body); rule != nil {
+			x.upstream.Body = &x.body
+			p.rewriteMatched(res, ex, x, rule)
+			return nil
+		}
+	}
+	res.Body = c.KeepUntilClosed(newBytesBody(raw))
+	p.state.Succeeded(&ex.caller, route, &ex.req)
+	return nil
 }
 
 // readError reads the error body of res, up to limit and one byte more,
@@ -509,7 +574,12 @@ func (p *Proxy) rejected(ex *exchange, e *rewrite.Error, up *rewrite.Upstream, r
 		p.info("rejected before the upstream", attrs)
 		return
 	}
-	attrs = append(attrs, slog.Int("status", up.Status), slog.Int("rule", rule))
+	if up.Sent != 0 {
+		attrs = append(attrs, slog.Int("status", up.Sent), slog.Int("answered", up.Status))
+	} else {
+		attrs = append(attrs, slog.Int("status", up.Status))
+	}
+	attrs = append(attrs, slog.Int("rule", rule))
 	if up.Body != nil {
 		attrs = append(attrs, slog.String("upstream_body", redact.Clip(up.Body.Raw)))
 	}

@@ -475,6 +475,9 @@ func fill(rule *rules.ErrorRule, msg string, received []byte, up *Upstream, req 
 			}
 			return string(received)
 		}
+		if d := otherWord(rule, up, req); d != "" {
+			return string(appendEcho(nil, d, MaxUpstreamMessage))
+		}
 		if d := upstreamDetail(up, rule.Route(), req); d != "" {
 			return string(appendEcho(nil, d, MaxUpstreamMessage))
 		}

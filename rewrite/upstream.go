@@ -18,7 +18,11 @@ import (
 
 // Upstream is the upstream's error response as signpost examined it.
 type Upstream struct {
+	// Status is the status the caller gets: the upstream's, unless the
+	// rule that matched answers another, as for an error carried in a 2xx.
 	Status int
+	// Sent is the upstream's own status when the caller gets another.
+	Sent   int
 	Header http.Header
 	Body   *rules.Body // the decoded body; nil when it was not read
 }
@@ -83,6 +87,26 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message func(s
 		}
 	}
 	return out
+}
+
+// otherWord is what the upstream said instead of its success word, when
+// rule matched by not_equals (a JSON RPC's result: "method name not
+// recognized" where "success" was due) and it is safe to show: the rule's
+// author could not write it, so the answer keeps it.
+func otherWord(rule *rules.ErrorRule, up *Upstream, req *Request) string {
+	m := rule.Match
+	if m.NotEquals == nil || up == nil || up.Body == nil || !rules.IsJSON(up.Body.Raw) {
+		return ""
+	}
+	v := gjson.GetBytes(up.Body.Raw, m.JSON)
+	w := strings.TrimSpace(v.Str)
+	if v.Type != gjson.String || w == "" || len(w) > maxUpstreamText {
+		return ""
+	}
+	if s := (safeText{route: rule.Route(), req: req}); !s.safe(w) {
+		return ""
+	}
+	return w
 }
 
 // upstreamDetail returns the upstream's own message of a 4xx when it is
@@ -632,6 +656,9 @@ func (e *Error) keepSaid(up *Upstream, route *rules.Route, req *Request) {
 // quote the upstream's with {upstream}).
 func (e *Error) keepSaidBeyond(rule *rules.ErrorRule, up *Upstream, req *Request, sent gjson.Result) {
 	said := upstreamSaid(up, rule.Route(), req, func(string) bool { return false })
+	if w := otherWord(rule, up, req); w != "" && !strings.Contains(e.Message, w) {
+		e.UpstreamMessage = w
+	}
 	if said.Code != "" && !sameCode(said.Code, e.Code) && !matchesCode(rule.Match, said.Code) {
 		e.UpstreamCode = said.Code
 	}

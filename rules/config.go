@@ -8,6 +8,7 @@ package rules
 
 import (
 	"cmp"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -342,6 +343,9 @@ type ErrorRule struct {
 	// its message is the field's rule: the rule is about the field's
 	// constraint, not about existence or business.
 	StatesRule bool
+	// Status is the status the caller gets, when the rule sets one: zero
+	// keeps the upstream's, or answers 400 to an error carried in a 2xx.
+	Status int
 	// Retryable overrides the default derived from the upstream status.
 	Retryable *bool
 	// NextCall is the call to make before this one can succeed.
@@ -362,6 +366,19 @@ type ErrorRule struct {
 
 // Route returns the route the rule belongs to.
 func (e *ErrorRule) Route() *Route { return e.route }
+
+// AnswerStatus is the status the caller gets when the rule matches an
+// upstream response of status upstream: the rule's, else the upstream's
+// error, else 400 for an error carried in a success.
+func (e *ErrorRule) AnswerStatus(upstream int) int {
+	switch {
+	case e.Status != 0:
+		return e.Status
+	case upstream < 400:
+		return http.StatusBadRequest
+	}
+	return upstream
+}
 
 // HasPlaceholders reports whether the rule's message quotes the failed
 // call: {received} or {upstream}.
@@ -415,9 +432,10 @@ type Match struct {
 	Status statusSet
 	// JSON is a gjson path into the upstream body. With no comparison it
 	// requires the path to exist.
-	JSON     string
-	Equals   *string
-	Contains *string
-	Regex    *regexp.Regexp // on the value at JSON
-	Body     *regexp.Regexp // on the raw body, for text, HTML or XML
+	JSON      string
+	Equals    *string
+	NotEquals *string // the value exists and is not this: a success word
+	Contains  *string
+	Regex     *regexp.Regexp // on the value at JSON
+	Body      *regexp.Regexp // on the raw body, for text, HTML or XML
 }

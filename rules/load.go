@@ -311,8 +311,8 @@ var (
 	routeKeys  = []string{"method", "path", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
 	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
-	ruleKeys  = []string{"match", "code", "field", "message", "retryable", "retry_after", "next_call", "futile"}
-	matchKeys = []string{"status", "json", "equals", "contains", "regex", "body"}
+	ruleKeys  = []string{"match", "code", "field", "message", "status", "retryable", "retry_after", "next_call", "futile"}
+	matchKeys = []string{"status", "json", "equals", "not_equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"}
 	locations = []string{string(InBody), string(InQuery), string(InPath), string(InHeader)}
 )

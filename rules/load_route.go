@@ -491,6 +491,10 @@ func (l *loader) errorRule(r *Route, n *yaml.Node, path string) *ErrorRule {
 				}
 				e.Message = strings.TrimSpace(s)
 			}
+		case "status":
+			if v, good := l.integer(kv.val, p, 400, 599, "400"); good {
+				e.Status = int(v)
+			}
 		case "retryable":
 			if b, good := l.boolean(kv.val, p); good {
 				e.Retryable = &b
@@ -559,7 +563,7 @@ func snakeFrom(s string) string {
 	return b.String()
 }
 
-var statusClass = regexp.MustCompile(`^[45]xx$`)
+var statusClass = regexp.MustCompile(`^[245]xx$`)
 
 func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 	pairs := l.mapping(n, path, matchKeys, "a match mapping, e.g. {status: 400, json: error, equals: Invalid status}")
@@ -586,12 +590,15 @@ func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 			} else {
 				ok = false
 			}
-		case "equals", "contains":
+		case "equals", "not_equals", "contains":
 			compare = append(compare, kv.key)
 			if s, good := l.scalar(v, p, "Invalid status"); good {
-				if kv.key == "equals" {
+				switch kv.key {
+				case "equals":
 					m.Equals = &s
-				} else {
+				case "not_equals":
+					m.NotEquals = &s
+				default:
 					m.Contains = &s
 				}
 			} else {
@@ -631,6 +638,10 @@ func (l *loader) match(n *yaml.Node, path string, m *Match) bool {
 		l.errorf(l.deref(n), join(path, "json"), "missing; %s compares the value at a JSON path, e.g. json: error", compare[0])
 		ok = false
 	}
+	if statusSeen && m.Status.anySuccess() && !jsonSeen && m.Body == nil {
+		l.errorf(l.deref(n), path, "status %s is a success, which matches only by what its body says, or every success would be an error; add a condition, e.g. {status: 200, json: result, not_equals: success}", m.Status)
+		ok = false
+	}
 	return ok
 }
 
@@ -658,8 +669,8 @@ func (l *loader) statuses(n *yaml.Node, path string, set *statusSet) bool {
 		switch {
 		case it.Kind == yaml.ScalarNode && it.Tag == "!!int":
 			st, err := strconv.Atoi(it.Value)
-			if err != nil || st < minStatus || st > maxStatus {
-				l.errorf(it, p, "status %s must be an error status from 400 to 599, or a class like 4xx", it.Value)
+			if err != nil || st < minStatus || st > maxStatus || 300 <= st && st < 400 {
+				l.errorf(it, p, "status %s must be an error status from 400 to 599, a success from 200 to 299 that carries an error, or a class like 4xx", it.Value)
 				ok = false
 				continue
 			}
@@ -673,7 +684,7 @@ func (l *loader) statuses(n *yaml.Node, path string, set *statusSet) bool {
 				set.add(st)
 			}
 		default:
-			l.errorf(it, p, "status %s must be an error status from 400 to 599, a class like 4xx, or a list of them, e.g. [400, 422]", describe(it))
+			l.errorf(it, p, "status %s must be an error status from 400 to 599, a success from 200 to 299 that carries an error, a class like 4xx, or a list of them, e.g. [400, 422]", describe(it))
 			ok = false
 		}
 	}

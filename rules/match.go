@@ -10,10 +10,11 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// statusSet is a set of error statuses, 400 to 599.
-type statusSet [4]uint64
+// statusSet is a set of statuses a rule may match: the errors, 400 to
+// 599, and the successes, 200 to 299, that may carry an error.
+type statusSet [7]uint64
 
-const minStatus, maxStatus = 400, 599
+const minStatus, maxStatus = 200, 599
 
 func (s *statusSet) add(status int) { i := status - minStatus; s[i/64] |= 1 << (i % 64) }
 
@@ -25,6 +26,9 @@ func (s *statusSet) has(status int) bool {
 	return s[i/64]&(1<<(i%64)) != 0
 }
 
+// anySuccess reports whether the set holds a 2xx status.
+func (s *statusSet) anySuccess() bool { return s[0] != 0 || s[1]&(1<<36-1) != 0 }
+
 func (s *statusSet) union(o statusSet) {
 	for i := range s {
 		s[i] |= o[i]
@@ -35,6 +39,9 @@ func (s *statusSet) union(o statusSet) {
 func (s statusSet) String() string {
 	var parts []string
 	for class := minStatus; class <= maxStatus; class += 100 {
+		if class == 300 {
+			continue // redirects are never matched
+		}
 		whole := true
 		for st := class; st < class+100; st++ {
 			if !s.has(st) {
@@ -95,7 +102,8 @@ func (b *Body) isJSON() bool {
 }
 
 // MatchError returns the first error rule of the route that matches an
-// upstream response with this status and body, or nil.
+// upstream response with this status and body, or nil: an error, or a
+// success that carries one.
 func (r *Route) MatchError(status int, body *Body) *ErrorRule {
 	if !r.concerns.has(status) {
 		return nil
@@ -128,6 +136,8 @@ func (m *Match) matches(status int, body *Body) bool {
 	switch {
 	case m.Equals != nil:
 		return v.String() == *m.Equals
+	case m.NotEquals != nil:
+		return v.String() != *m.NotEquals
 	case m.Contains != nil:
 		return strings.Contains(v.String(), *m.Contains)
 	case m.Regex != nil:

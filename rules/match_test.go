@@ -45,6 +45,15 @@ routes:
       - match: {status: 409, json: error, equals: "409"}
         code: conflict
         message: the ticket changed meanwhile
+      - match: {status: 200, json: result, not_equals: success}
+        code: carried_result
+        message: the upstream refused the call in a success
+      - match: {status: 2xx, json: ok, equals: "false"}
+        code: carried_ok
+        message: the upstream refused the call in a success
+      - match: {status: 207, body: '<d:status>HTTP/1.1 409 '}
+        code: carried_multistatus
+        message: the upstream refused a member of the call
 `
 
 func TestMatchError(t *testing.T) {
@@ -80,8 +89,20 @@ func TestMatchError(t *testing.T) {
 		{"text is not json", 400, `error: Invalid status`, ""},
 		{"empty body", 400, ``, ""},
 
-		// Statuses outside 400 to 599 are never matched.
-		{"success", 200, `{"error":"Invalid status"}`, ""},
+		// A success is matched only by a rule for its status, and only by
+		// what its body says.
+		{"success with an error member", 200, `{"error":"Invalid status"}`, ""},
+		{"success word", 200, `{"result":"success","arguments":{}}`, ""},
+		{"not the success word", 200, `{"result":"method name not recognized"}`, "carried_result"},
+		{"not_equals needs the member", 200, `{"arguments":{}}`, ""},
+		{"not_equals on a success that is not json", 200, `result: failed`, ""},
+		{"not_equals on another success status", 201, `{"result":"failed"}`, ""},
+		{"ok false", 201, `{"ok":false,"error":"channel_not_found"}`, "carried_ok"},
+		{"ok true", 200, `{"ok":true}`, ""},
+		{"multistatus body", 207, `<d:response><d:status>HTTP/1.1 409 Conflict</d:status></d:response>`, "carried_multistatus"},
+		{"multistatus body all well", 207, `<d:response><d:status>HTTP/1.1 200 OK</d:status></d:response>`, ""},
+
+		// Redirects and statuses outside 200 to 599 are never matched.
 		{"redirect", 302, ``, ""},
 		{"below range", 399, `{"detail":"x"}`, ""},
 		{"above range", 600, `Invalid status`, ""},
@@ -107,7 +128,7 @@ func TestMatchError(t *testing.T) {
 func TestConcerns(t *testing.T) {
 	route := mustParse(t, matchRules).Routes[0]
 	for status, want := range map[int]bool{
-		200: false, 302: false, 399: false,
+		200: true, 201: true, 204: true, 207: true, 299: true, 199: false, 300: false, 302: false, 399: false,
 		400: true, 404: true, 409: true, 410: true, 422: true, 499: true,
 		500: true, 503: true, 599: true, 600: false,
 	} {
@@ -121,6 +142,11 @@ func TestConcerns(t *testing.T) {
 	for status, want := range map[int]bool{400: false, 404: true, 500: false} {
 		if got := get.Concerns(status); got != want {
 			t.Errorf("get_ticket: Concerns(%d) = %t, want %t", status, got, want)
+		}
+	}
+	for status, want := range map[int]bool{200: false, 201: false, 204: false} {
+		if got := get.Concerns(status); got != want {
+			t.Errorf("get_ticket: Concerns(%d) = %t, want %t: no rule reads its successes", status, got, want)
 		}
 	}
 	none := mustParse(t, "routes:\n  ping: {method: GET, path: /ping}\n").Routes[0]
@@ -276,5 +302,43 @@ func TestBodyValuesOutliveItsBytes(t *testing.T) {
 	}
 	if got, ok := rule.Captured(body); got != "42x" || !ok {
 		t.Errorf("captured %q, %t once the body's bytes were written over; want \"42x\", true", got, ok)
+	}
+}
+
+func TestAnswerStatus(t *testing.T) {
+	route := mustParse(t, `
+routes:
+  rpc:
+    method: POST
+    path: /rpc
+    errors:
+      - match: {status: 200, json: result, equals: no such method}
+        code: unknown_method
+        message: the method is not one the API has
+      - match: {status: 200, json: result, equals: no such torrent}
+        code: unknown_torrent
+        message: no torrent has this id
+        status: 404
+      - match: {status: 500, json: error, equals: bad id}
+        code: bad_id
+        message: the id is malformed
+        status: 400
+      - match: {status: 4xx}
+        code: refused
+        message: the call was refused
+`).Routes[0]
+	tests := []struct {
+		rule, upstream, want int
+	}{
+		{0, 200, 400}, // carried in a success: an error status of its own
+		{1, 200, 404}, // the rule's
+		{2, 500, 400}, // the rule's over the upstream's
+		{3, 409, 409}, // the upstream's
+	}
+	for _, tt := range tests {
+		e := route.Errors[tt.rule]
+		if got := e.AnswerStatus(tt.upstream); got != tt.want {
+			t.Errorf("%s.AnswerStatus(%d) = %d, want %d", e.Code, tt.upstream, got, tt.want)
+		}
 	}
 }

@@ -41,7 +41,7 @@ var brokenProblems = []struct{ at, gist string }{
 	{"testdata/broken.yaml:7:5: routes.update_ticket: ", `unknown key "feilds"; did you mean "fields"?`},
 	{"testdata/broken.yaml:10:9: routes.update_ticket.errors[0].message: ", "missing"},
 	{"testdata/broken.yaml:16:22: routes.create_ticket.fields.status.enum: ", "non-empty list"},
-	{"testdata/broken.yaml:19:25: routes.create_ticket.errors[0].match.status: ", "299"},
+	{"testdata/broken.yaml:19:25: routes.create_ticket.errors[0].match.status: ", "302"},
 	{"testdata/broken.yaml:20:15: routes.create_ticket.errors[0].code: ", `"InvalidPriority" must be snake_case`},
 	{"testdata/broken.yaml:21:16: routes.create_ticket.errors[0].field: ", `"priorty"`},
 }
