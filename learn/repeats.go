@@ -81,8 +81,11 @@ func (r *repeats) succeeded(caller callerID, route string) {
 // fault, the upstream's own message and the call, so that another call
 // on the route, or another word from the upstream, is another failure. A
 // field fault is the same whatever else the call changed: the value is
-// what was refused. It is kept as a 64-bit hash, with a seed of the
-// process's own: two failures taken for one by chance are one in 2^64.
+// what was refused; but a fault with no value read (absent, or in a body
+// signpost could not read) is the same only with the same call, since the
+// value may be what the caller changed. It is kept as a 64-bit hash, with
+// a seed of the process's own: two failures taken for one by chance are
+// one in 2^64.
 func (r *repeats) failureOf(e *rewrite.Error, call uint64) uint64 {
 	var h maphash.Hash
 	h.SetSeed(r.seed)
@@ -99,11 +102,13 @@ func (r *repeats) failureOf(e *rewrite.Error, call uint64) uint64 {
 	// A value is known by its fingerprint, taken before any mask or cut:
 	// two credentials, or two long values alike in their first 64
 	// characters, echo alike but were not the same.
+	unread := false
 	fault := func(field string, sent uint64) {
 		h.WriteByte(0)
 		h.WriteString(field)
 		h.WriteByte('=')
 		h.WriteString(strconv.FormatUint(sent, 16))
+		unread = unread || sent == 0
 	}
 	if e.Field != "" {
 		fault(e.Field, e.Sent)
@@ -113,6 +118,10 @@ func (r *repeats) failureOf(e *rewrite.Error, call uint64) uint64 {
 	}
 	for _, en := range e.Unlisted {
 		fault(en.Field, en.Sent)
+	}
+	if unread {
+		h.WriteByte(0)
+		h.WriteString(strconv.FormatUint(call, 16))
 	}
 	return h.Sum64()
 }

@@ -22,6 +22,9 @@ func TestRepeats(t *testing.T) {
 	masked := func(value string) *rewrite.Error {
 		return &rewrite.Error{Status: 401, Code: "invalid_token", Field: "token", Received: []byte(`"[masked]"`), Sent: sent(value)}
 	}
+	// unread is a fault of a value signpost did not read: absent, or in a
+	// body it could not parse.
+	unread := &rewrite.Error{Status: 400, Code: "invalid_limit", Field: "limit"}
 	rejected := func(said string) *rewrite.Error {
 		return &rewrite.Error{Status: 404, Code: "upstream_rejected", UpstreamMessage: said}
 	}
@@ -59,6 +62,8 @@ func TestRepeats(t *testing.T) {
 			{"a", "export", rejected("No such ticket"), 0, 1, 0}, {"a", "export", rejected("No such ticket"), 0, 2, 0}, {"a", "export", rejected("Gone"), 0, 1, 0}}},
 		{"a field fault in another call is the same", []step{
 			{"a", "update", fault(`"done"`), 0, 1, 1}, {"a", "update", fault(`"done"`), 0, 2, 2}}},
+		{"a fault with no value read, in another call, is another", []step{
+			{"a", "set", unread, 0, 1, 1}, {"a", "set", unread, 0, 1, 2}, {"a", "set", unread, 0, 2, 2}}},
 		{"the same value sent again", []step{
 			{"a", "update", fault(`"done"`), 0, 1, 0}, {"a", "update", fault(`"done"`), 0, 2, 0}, {"a", "update", fault(`"closed!"`), 0, 1, 0}}},
 		{"two values sent that echo alike", []step{

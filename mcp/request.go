@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -39,10 +40,13 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 		return nil, notAnObject(route, args, lim)
 	}
 	b := &builder{route: route, lim: lim, vars: map[string]string{}, query: url.Values{}, header: http.Header{},
-		faults: map[string]rewrite.Entry{}, shape: map[string]rewrite.Entry{}}
+		form: url.Values{}, faults: map[string]rewrite.Entry{}, shape: map[string]rewrite.Entry{}}
 	switch route.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
-		b.takesBody, b.body = true, []byte("{}")
+		b.takesBody = true
+		if route.Body == rules.EncodingJSON {
+			b.body = []byte("{}")
+		}
 	}
 	vars := route.PathVariables()
 	args.ForEach(func(k, v gjson.Result) bool {
@@ -61,10 +65,15 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 	if len(b.query) > 0 {
 		target += "?" + b.query.Encode()
 	}
+	if route.Body != rules.EncodingJSON && (b.takesBody || len(b.form) > 0) {
+		b.body, b.header["Content-Type"] = encodeForm(route.Body, b.form)
+	}
 	var body io.Reader
 	if b.body != nil {
 		body = bytes.NewReader(b.body)
-		b.header.Set("Content-Type", "application/json")
+		if b.header.Get("Content-Type") == "" {
+			b.header.Set("Content-Type", "application/json")
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, route.Method, target, body)
 	if err != nil {
@@ -83,7 +92,8 @@ type builder struct {
 	vars   map[string]string // path variables, unescaped
 	query  url.Values
 	header http.Header
-	body   []byte // nil for a method without a body, unless a body field is given
+	form   url.Values // the members of a form body
+	body   []byte     // nil for a method without a body, unless a body field is given
 	// takesBody says the method carries a body: POST, PUT or PATCH.
 	takesBody bool
 	// faults are arguments that cannot be put where they belong; shape
@@ -101,6 +111,8 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 		in, key = f.In, f.Key
 	case isVariable(vars, name):
 		in = rules.InPath
+	case b.takesBody && b.route.Body != rules.EncodingJSON:
+		in = rules.InForm
 	case b.takesBody:
 		in, key = rules.InBody, escapeMember(name)
 	}
@@ -133,6 +145,8 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 			return
 		}
 		b.header.Set(key, s)
+	case rules.InForm:
+		b.form.Set(key, s)
 	default:
 		b.query.Set(key, s)
 	}
@@ -270,6 +284,8 @@ func where(in rules.Location, key string) string {
 		return "in the path"
 	case rules.InHeader:
 		return "as the header " + key
+	case rules.InForm:
+		return "as the form member " + key
 	}
 	return "as the query parameter " + key
 }
@@ -305,4 +321,22 @@ func escapeMember(name string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// encodeForm writes a form body in the route's encoding, with its
+// Content-Type: urlencoded, or multipart/form-data with a boundary of its
+// own, members in key order either way.
+func encodeForm(enc rules.Encoding, form url.Values) ([]byte, []string) {
+	if enc != rules.EncodingMultipart {
+		return []byte(form.Encode()), []string{enc.ContentType()}
+	}
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		for _, v := range form[k] {
+			_ = w.WriteField(k, v) // into memory: cannot fail
+		}
+	}
+	_ = w.Close()
+	return b.Bytes(), []string{w.FormDataContentType()}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +60,12 @@ func TestNewRequest(t *testing.T) {
 				`{"field":"stage","code":"invalid_stage","message":"must be one of: draft, live","received":"LIVE"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"must be one line of text, since it is sent as the header X-Tenant","received":"acme\nX-Admin: 1"},` +
 				`{"field":"dry_run","code":"invalid_dry_run","message":"must be one value (a string, number or boolean), not an object, since it is sent as the query parameter dry_run","received":{"yes":true}}],"retryable":false}`},
+		{"a form route's arguments go in its form, bracketed keys as written", "set_download_limit", `{"limit":1024,"line_price":"price_1","paused":true}`,
+			"POST /api/v2/transfer/setDownloadLimit\nContent-Type: application/x-www-form-urlencoded\n\n" + `items%5B0%5D%5Bprice%5D=price_1&limit=1024&paused=true`},
+		{"a form route with no arguments sends an empty form", "set_download_limit", `{}`,
+			"POST /api/v2/transfer/setDownloadLimit\nContent-Type: application/x-www-form-urlencoded\n\n"},
+		{"a form member must be one value", "set_download_limit", `{"limit":[1,2]}`,
+			`{"error":"invalid_limit","field":"limit","message":"must be one value (a string, number or boolean), not an array, since it is sent as the form member limit","received":[1,2],"retryable":false}`},
 		{"arguments that are a string", "delete_note", `"n-1"`,
 			`{"error":"invalid_arguments","message":"the arguments must be one JSON object of named arguments: note","received":"n-1","retryable":false}`},
 	} {
@@ -100,4 +107,28 @@ func dump(t *testing.T, req *http.Request) string {
 		b.Write(body)
 	}
 	return b.String()
+}
+
+// TestNewRequestMultipart: a multipart route's arguments go in a
+// multipart/form-data body, one part each, under a boundary the
+// Content-Type names.
+func TestNewRequestMultipart(t *testing.T) {
+	cfg, err := rules.Load("testdata/requests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, rejected := newRequest(context.Background(), cfg.Route("add_torrent"), json.RawMessage(`{"urls":"magnet:?xt=urn:btih:ab","category":"iso","paused":"true"}`), cfg.Limits)
+	if rejected != nil {
+		t.Fatal(string(rejected.JSON()))
+	}
+	if got := req.URL.RequestURI(); got != "/api/v2/torrents/add?category=iso" {
+		t.Errorf("target %s", got)
+	}
+	if err := req.ParseMultipartForm(1 << 20); err != nil {
+		t.Fatalf("%v; Content-Type %q", err, req.Header.Get("Content-Type"))
+	}
+	want := map[string][]string{"urls": {"magnet:?xt=urn:btih:ab"}, "paused": {"true"}}
+	if !reflect.DeepEqual(req.MultipartForm.Value, want) {
+		t.Errorf("parts %v, want %v", req.MultipartForm.Value, want)
+	}
 }

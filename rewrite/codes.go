@@ -12,6 +12,7 @@ const (
 	// Of the declared checks.
 	CodeValidationFailed = "validation_failed" // a batch of field faults
 	CodeInvalidJSON      = "invalid_json_body" // a body that is not one JSON object
+	CodeInvalidFormBody  = "invalid_form_body" // a form route's body that is not a form
 
 	// Of an upstream that did not answer.
 	CodeUnavailable     = "upstream_unavailable"
@@ -37,7 +38,7 @@ const (
 // OwnCodes returns every code above: a rule reusing one could not be told
 // from signpost's own answer.
 func OwnCodes() []string {
-	return []string{CodeRejected, CodeRateLimited, CodeFailed, CodeValidationFailed, CodeInvalidJSON,
+	return []string{CodeRejected, CodeRateLimited, CodeFailed, CodeValidationFailed, CodeInvalidJSON, CodeInvalidFormBody,
 		CodeUnavailable, CodeTimeout, CodeInvalidResponse, CodeCancelled, CodeUnreadableBody,
 		CodeBodyTooLarge, CodeBodyTimeout, CodeOverloaded, CodeRequestTarget,
 		CodeInvalidArguments, CodeUnknownTool, CodeResponseTooLarge, CodeUnreadableResponse, CodeOriginNotAllowed}

@@ -1,6 +1,10 @@
 package rewrite
 
 import (
+	"bytes"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,6 +33,11 @@ type Request struct {
 	Body []byte
 
 	bodyChecked, bodyJSON bool
+	// form is Body's members, for a form route, parsed on first use;
+	// formProblem says why Body is not a form, once formChecked.
+	form        url.Values
+	formChecked bool
+	formProblem string
 	// text is Body as a string, made once for every field read from it.
 	text string
 	// read keeps the body values found, for the fields a rewrite reads
@@ -84,6 +93,10 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 			r.nRead++
 		}
 		return v
+	case rules.InForm:
+		if vs, ok := r.formValues()[f.Key]; ok && len(vs) > 0 {
+			return rules.Text(vs[0])
+		}
 	case rules.InQuery:
 		if r.Query == nil {
 			r.Query, _ = url.ParseQuery(r.RawQuery)
@@ -146,4 +159,87 @@ func (r *Request) inBody(f *rules.Field) gjson.Result {
 		return true
 	})
 	return found
+}
+
+// maxFormParts bounds the members a multipart body is read for.
+const maxFormParts = 1000
+
+// formValues returns the members of a form body, urlencoded or multipart
+// as its Content-Type says, parsed once; nil when the body is not a form,
+// formProblem then saying why, in signpost's words. A file's member holds
+// its file name: the value is there, and its content is not text to check.
+func (r *Request) formValues() url.Values {
+	if r.formChecked {
+		return r.form
+	}
+	r.formChecked = true
+	if r.Body == nil {
+		return nil
+	}
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/x-www-form-urlencoded":
+		vs, err := url.ParseQuery(string(r.Body))
+		if err != nil {
+			r.formProblem = "is not form-encoded: it holds a malformed percent-encoding"
+			return nil
+		}
+		r.form = vs
+	case "multipart/form-data":
+		if params["boundary"] == "" {
+			r.formProblem = "is multipart/form-data with no boundary parameter in its Content-Type"
+			return nil
+		}
+		vs, err := multipartValues(r.Body, params["boundary"])
+		if err != nil {
+			r.formProblem = "is not well-formed multipart/form-data: its parts do not end with the boundary its Content-Type names"
+			return nil
+		}
+		r.form = vs
+	default:
+		r.formProblem = notAForm(mt, r.Body)
+	}
+	return r.form
+}
+
+// multipartValues reads the members of a multipart/form-data body.
+func multipartValues(body []byte, boundary string) (url.Values, error) {
+	vs := url.Values{}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for range maxFormParts {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return vs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := p.FormName()
+		if name == "" {
+			continue
+		}
+		if file := p.FileName(); file != "" {
+			vs.Add(name, file)
+			continue
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return nil, err
+		}
+		vs.Add(name, string(b))
+	}
+	return vs, nil
+}
+
+// notAForm says what a body sent as mt is, when a form was due.
+func notAForm(mt string, body []byte) string {
+	switch {
+	case rules.IsJSON(body):
+		return "is JSON, not a form"
+	case mt == "" && formEncoded(body):
+		return "is form-encoded but has no Content-Type saying so"
+	case mt == "":
+		return "has no Content-Type and is not a form"
+	}
+	return "is " + mt + ", not a form"
 }

@@ -86,6 +86,8 @@ func place(f *rules.Field) string {
 		return "the " + f.Key + " header"
 	case rules.InQuery:
 		return "the query parameter " + f.Key
+	case rules.InForm:
+		return "the form member " + f.Key
 	}
 	return "the path"
 }
@@ -264,6 +266,9 @@ func BodyFault(route *rules.Route, req *Request) *Error {
 	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() {
 		return nil
 	}
+	if route.Body != rules.EncodingJSON {
+		return formFault(route, req)
+	}
 	if req.bodyObject() {
 		return nil
 	}
@@ -279,6 +284,25 @@ func BodyFault(route *rules.Route, req *Request) *Error {
 	}
 	return &Error{Status: 400, Code: CodeInvalidJSON,
 		Message: "the request body " + what + "; send one JSON object with the fields " + strings.Join(names, ", ")}
+}
+
+// formFault is BodyFault for a route whose body is a form.
+func formFault(route *rules.Route, req *Request) *Error {
+	if req.formValues() != nil {
+		return nil
+	}
+	var names []string
+	for _, f := range route.Fields {
+		if f.In == rules.InForm {
+			names = append(names, f.Name)
+		}
+	}
+	send := "a form-encoded body (Content-Type: application/x-www-form-urlencoded)"
+	if route.Body == rules.EncodingMultipart {
+		send = "a multipart/form-data body"
+	}
+	return &Error{Status: 400, Code: CodeInvalidFormBody,
+		Message: "the request body " + req.formProblem + "; send " + send + " with the fields " + strings.Join(names, ", ")}
 }
 
 // bodyProblem says what keeps b from being one JSON object, in words of

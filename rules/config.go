@@ -215,6 +215,9 @@ type Route struct {
 	RepeatsOff bool
 	// Mode is the route's enforcement: its own mode:, else the file's.
 	Mode Enforcement
+	// Body is how the route's request body is written: its own body:,
+	// else form when a field is in: form, else JSON.
+	Body Encoding
 	Pos  Pos
 
 	concerns statusSet // every status some error rule could match
@@ -254,10 +257,10 @@ func (r *Route) Field(name string) *Field {
 }
 
 // HasBodyFields reports whether any declared field lives in the request
-// body, which is when the proxy must buffer it.
+// body, JSON or form, which is when the proxy must buffer it.
 func (r *Route) HasBodyFields() bool {
 	for _, f := range r.Fields {
-		if f.In == InBody {
+		if f.In == InBody || f.In == InForm {
 			return true
 		}
 	}
@@ -277,7 +280,31 @@ const (
 	InQuery  Location = "query"  // a query parameter
 	InPath   Location = "path"   // a variable of the route's path template
 	InHeader Location = "header" // a request header
+	// InForm is a member of a form body, application/x-www-form-urlencoded
+	// or multipart/form-data, named by its key as written (items[0][price]).
+	InForm Location = "form"
 )
+
+// Encoding is how a route's request body is written.
+type Encoding string
+
+// The request body encodings.
+const (
+	EncodingJSON      Encoding = "json"      // one JSON object
+	EncodingForm      Encoding = "form"      // application/x-www-form-urlencoded
+	EncodingMultipart Encoding = "multipart" // multipart/form-data
+)
+
+// ContentType is the media type of a body in the encoding.
+func (e Encoding) ContentType() string {
+	switch e {
+	case EncodingForm:
+		return "application/x-www-form-urlencoded"
+	case EncodingMultipart:
+		return "multipart/form-data"
+	}
+	return "application/json"
+}
 
 // Field is a value the caller sends, and what it may hold.
 type Field struct {
@@ -308,6 +335,9 @@ type Field struct {
 	ListCost   int
 	ListBudget int
 	Listed     bool
+	// inGiven says the file wrote the field's in:, rather than leaving it
+	// to the route's method and body.
+	inGiven bool
 	// Suggest proposes permitted values for a rejected one; nil for fields
 	// without an enum.
 	Suggest *suggest.Set

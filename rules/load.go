@@ -135,6 +135,11 @@ type loader struct {
 	cfg       *Config
 }
 
+// errorfAt is errorf at a position already read.
+func (l *loader) errorfAt(at Pos, path, format string, args ...any) {
+	l.errorf(&yaml.Node{Line: at.Line, Column: at.Column}, path, format, args...)
+}
+
 func (l *loader) errorf(n *yaml.Node, path, format string, args ...any) {
 	p := Problem{File: l.file, Path: path, Message: fmt.Sprintf(format, args...)}
 	if n != nil {
@@ -308,13 +313,13 @@ var (
 	learnKeys  = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys  = []string{"error_body", "request_body", "received", "errors", "list_tokens", "repeats"}
 	repeatKeys = []string{"failures", "transient"}
-	routeKeys  = []string{"method", "path", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
+	routeKeys  = []string{"method", "path", "body", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
 	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "status", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "not_equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"}
-	locations = []string{string(InBody), string(InQuery), string(InPath), string(InHeader)}
+	locations = []string{string(InBody), string(InForm), string(InQuery), string(InPath), string(InHeader)}
 )
 
 // splitLines splits data into lines at the breaks YAML counts: \n, \r\n,
@@ -828,7 +833,7 @@ func (l *loader) routes(n *yaml.Node, path string) {
 func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 	r := &Route{Name: name, Validate: ValidateAfter, Format: l.cfg.Format, Unmatched: l.cfg.Unmatched, Mode: l.cfg.Mode}
 	var fields, errs *yaml.Node
-	var methodNode *yaml.Node
+	var methodNode, bodyNode *yaml.Node
 	pairs := l.mapping(n, path, routeKeys, "a route mapping with method: and path:")
 	if pairs == nil {
 		return nil
@@ -858,6 +863,11 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 				} else {
 					r.RawPath, r.Path = s, decodeTemplate(s)
 				}
+			}
+		case "body":
+			if v, ok := l.choice(kv.val, p, encodingChoices); ok {
+				r.Body = Encoding(v)
+				bodyNode = l.deref(kv.val)
 			}
 		case "validate":
 			if v, ok := l.choice(kv.val, p, modeChoices); ok {
@@ -901,10 +911,42 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 			}
 		}
 	}
+	l.encoding(r, bodyNode, path)
 	if errs != nil {
 		l.errorRules(r, errs, join(path, "errors"))
 	}
 	return r
+}
+
+// encoding settles how the route's body is written: as body: says, else
+// as a form when a field is in: form, else as JSON; and refuses fields of
+// the other encoding, which no one body can hold.
+func (l *loader) encoding(r *Route, bodyNode *yaml.Node, path string) {
+	if r.Body == "" {
+		r.Body = EncodingJSON
+		for _, f := range r.Fields {
+			if f.In == InForm {
+				r.Body = EncodingForm
+				break
+			}
+		}
+		for _, f := range r.Fields {
+			if r.Body == EncodingForm && f.In == InBody && !f.inGiven {
+				f.In = InForm // in the form like the field that says so
+			}
+		}
+	}
+	for _, f := range r.Fields {
+		p := join(path, "fields."+f.Name+".in")
+		switch {
+		case f.In == InBody && r.Body != EncodingJSON && bodyNode != nil:
+			l.errorfAt(f.Pos, p, "body fields of a route with body: %s live in its form; write in: form, or body: json for a JSON body", r.Body)
+		case f.In == InBody && r.Body != EncodingJSON:
+			l.errorfAt(f.Pos, p, "another field is in: form, and one body cannot be a form and JSON; write in: form, or put every body field in: body")
+		case f.In == InForm && r.Body == EncodingJSON:
+			l.errorfAt(f.Pos, p, "the route's body is JSON (body: json), which has no form members; write in: body, or body: form")
+		}
+	}
 }
 
 // TemplateVariables returns the variable names of a mux path template, in

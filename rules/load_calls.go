@@ -342,7 +342,9 @@ func (l *loader) choice(n *yaml.Node, path string, options []string) (string, bo
 var (
 	formatChoices = []string{string(FormatJSON), string(FormatProblem)}
 	policyChoices = []string{string(Wrap), string(Passthrough)}
-	modeChoices   = []string{string(ValidateAfter), string(ValidateBefore)}
+	// encodingChoices are the values of a route's body:.
+	encodingChoices = []string{string(EncodingJSON), string(EncodingForm), string(EncodingMultipart)}
+	modeChoices     = []string{string(ValidateAfter), string(ValidateBefore)}
 	// enforcementChoices are the values of mode:.
 	enforcementChoices = []string{string(Enforce), string(Observe)}
 )

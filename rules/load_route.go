@@ -115,7 +115,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		}
 	}
 	if in != "" {
-		f.In = Location(in)
+		f.In, f.inGiven = Location(in), true
 	}
 	l.finishField(r, f, l.deref(n), path, at)
 	if lookup != nil {
@@ -144,6 +144,8 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	switch {
 	case f.In == "" && contains(vars, f.Key):
 		f.In = InPath
+	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH") && (r.Body == EncodingForm || r.Body == EncodingMultipart):
+		f.In = InForm
 	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"):
 		f.In = InBody
 	case f.In == "":
