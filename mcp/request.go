@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
@@ -64,6 +65,9 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 	target := "http://signpost" + route.ExpandPath(escaped)
 	if len(b.query) > 0 {
 		target += "?" + b.query.Encode()
+	}
+	if route.Format == rules.FormatJSONRPC && b.body != nil {
+		b.body = rpcCall(b.body)
 	}
 	if route.Body != rules.EncodingJSON && (b.takesBody || len(b.form) > 0) {
 		b.body, b.header["Content-Type"] = encodeForm(route.Body, b.form)
@@ -339,4 +343,21 @@ func encodeForm(enc rules.Encoding, form url.Values) ([]byte, []string) {
 	}
 	_ = w.Close()
 	return b.Bytes(), []string{w.FormDataContentType()}
+}
+
+// rpcIDs numbers the JSON-RPC calls MCP makes, for their ids.
+var rpcIDs atomic.Int64
+
+// rpcCall makes a JSON body a JSON-RPC 2.0 call: jsonrpc "2.0" and an id
+// of its own, unless the arguments gave them. A call without an id is a
+// notification, which a server does not answer.
+func rpcCall(body []byte) []byte {
+	doc := gjson.ParseBytes(body)
+	if !doc.Get("jsonrpc").Exists() {
+		body, _ = sjson.SetBytes(body, "jsonrpc", "2.0")
+	}
+	if !doc.Get("id").Exists() {
+		body, _ = sjson.SetBytes(body, "id", rpcIDs.Add(1))
+	}
+	return body
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // DefaultMaxResult bounds the body a tool result carries: more than a
@@ -33,7 +34,9 @@ func result(res *http.Response, max int64) *sdk.CallToolResult {
 	if err != nil {
 		return errorResult(err)
 	}
-	if res.StatusCode < http.StatusBadRequest {
+	if rpc, isErr := rpcError(body); isErr {
+		body = rpc
+	} else if res.StatusCode < http.StatusBadRequest {
 		return success(res, body)
 	}
 	if text, ok := Text(body); ok {
@@ -127,4 +130,28 @@ func errorResult(e *rewrite.Error) *sdk.CallToolResult {
 	text, _ := Text(body)
 	return &sdk.CallToolResult{IsError: true, StructuredContent: json.RawMessage(body),
 		Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+}
+
+// rpcError reads a JSON-RPC 2.0 error response, which travels in a
+// success: when signpost wrote it, its data with the message back in, as
+// signpost's own format says it; else the body as it is. isErr is false
+// for any other body.
+func rpcError(body []byte) (out []byte, isErr bool) {
+	if !gjson.ValidBytes(body) {
+		return nil, false
+	}
+	doc := gjson.ParseBytes(body)
+	e := doc.Get("error")
+	if !doc.IsObject() || doc.Get("jsonrpc").Str != "2.0" || !e.IsObject() {
+		return nil, false
+	}
+	data := e.Get("data")
+	if !data.IsObject() || data.Get("error").Type != gjson.String || e.Get("message").Type != gjson.String {
+		return body, true
+	}
+	out, err := sjson.SetBytes([]byte(data.Raw), "message", e.Get("message").Str)
+	if err != nil {
+		return body, true
+	}
+	return out, true
 }

@@ -342,7 +342,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.observeRequest(r, ex)
 	} else if route != nil {
 		unread := false
-		if route.HasBodyFields() && r.Body != nil && r.Body != http.NoBody {
+		if route.ReadsBody() && r.Body != nil && r.Body != http.NoBody {
 			limit := p.cfg.Limits.RequestBody
 			body, err := p.bufferRequest(w, r, ex, limit)
 			switch {
@@ -519,6 +519,12 @@ func (p *Proxy) encode(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, stri
 	var body []byte
 	ctype := rewrite.ContentType
 	switch {
+	case format == rules.FormatJSONRPC:
+		var up *rewrite.Upstream
+		if ex.examined != nil {
+			up = &ex.examined.upstream
+		}
+		body, ctype = e.AppendJSONRPC(dst, rewrite.RequestID(&ex.req), rewrite.RPCCode(up)), rewrite.ContentType
 	case format == rules.FormatProblem && dst == nil:
 		body, ctype = e.ProblemJSON(), rewrite.ProblemContentType
 	case format == rules.FormatProblem:

@@ -415,11 +415,11 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 		res.Header["Retry-After"] = []string{strconv.Itoa(e.RetryAfter)}
 	}
 	p.noRoute(ex, e, x.upstream.Header)
+	ex.examined = x
 	body, ctype := p.render(ex, e, x.out[:0])
 	x.out = body
 	x.reply.Reset(body)
 	replaceBody(res, &x.reply, ctype)
-	ex.examined = x
 	return e
 }
 

@@ -128,6 +128,11 @@ func (r *Request) bodyObject() bool {
 	return r.bodyJSON && gjson.Parse(r.text).IsObject()
 }
 
+// batch reports whether the body is a JSON array: a JSON-RPC batch.
+func (r *Request) batch() bool {
+	return r.Body != nil && rules.IsJSON(r.Body) && gjson.ParseBytes(r.Body).IsArray()
+}
+
 // flat returns the value of a body field with a nested key (event.when.date)
 // that the request sent at the top level of its body instead, under the
 // key's last part or the field's name, or a zero Result.

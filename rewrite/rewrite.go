@@ -136,12 +136,15 @@ func (e *Error) AppendProblemJSON(b []byte) []byte {
 	return o.bytes()
 }
 
-// members writes what both formats share, the message under messageKey.
+// members writes what the formats share, the message under messageKey,
+// or, when messageKey is empty, no message: the envelope holds it.
 func (e *Error) members(o *object, messageKey string) {
 	if e.Field != "" {
 		o.str("field", e.Field)
 	}
-	o.str(messageKey, e.Message)
+	if messageKey != "" {
+		o.str(messageKey, e.Message)
+	}
 	if e.UpstreamCode != "" {
 		o.echo("upstream_code", e.UpstreamCode, MaxUpstreamMessage)
 	}

@@ -236,6 +236,9 @@ func stateOnce(faults []Entry, max int) (listed, unlisted []Entry) {
 // declared field conforms, else the body to answer with, status 400,
 // without calling the upstream.
 func Before(route *rules.Route, req *Request, lim rules.Limits) *Error {
+	if route.Format == rules.FormatJSONRPC && req.batch() {
+		return nil // calls of their own, each answered by the upstream
+	}
 	if e := BodyFault(route, req); e != nil {
 		return e
 	}
@@ -263,7 +266,7 @@ func faultsOf(route *rules.Route, req *Request, status int, lim rules.Limits) *E
 // object expected. It is nil for a JSON object, an empty body, and a
 // route without body fields, whose body signpost never reads.
 func BodyFault(route *rules.Route, req *Request) *Error {
-	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() {
+	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() || route.Format == rules.FormatJSONRPC && req.batch() {
 		return nil
 	}
 	if route.Body != rules.EncodingJSON {

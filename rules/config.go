@@ -34,7 +34,14 @@ type BodyFormat string
 const (
 	FormatJSON    BodyFormat = "json"         // signpost's own members: error, field, message, ...
 	FormatProblem BodyFormat = "problem+json" // RFC 9457 Problem Details
+	// FormatJSONRPC answers in JSON-RPC 2.0's envelope: jsonrpc, the
+	// request's id, and an error object with signpost's members in data.
+	FormatJSONRPC BodyFormat = "jsonrpc"
 )
+
+// Envelope reports whether the format is a protocol's own, whose errors
+// travel in a success: a JSON-RPC client reads an error from a 200.
+func (f BodyFormat) Envelope() bool { return f == FormatJSONRPC }
 
 // Policy says what becomes of an upstream error no rule matches, or one too
 // large to read.
@@ -267,6 +274,11 @@ func (r *Route) HasBodyFields() bool {
 	return false
 }
 
+// ReadsBody reports whether the proxy reads the route's request body before
+// forwarding it: for its body fields, or for the id a JSON-RPC answer
+// must name.
+func (r *Route) ReadsBody() bool { return r.HasBodyFields() || r.Format == FormatJSONRPC }
+
 // Concerns reports whether some error rule of the route could match an
 // upstream response with this status, which is when its body must be read.
 func (r *Route) Concerns(status int) bool { return r.concerns.has(status) }
@@ -399,11 +411,14 @@ func (e *ErrorRule) Route() *Route { return e.route }
 
 // AnswerStatus is the status the caller gets when the rule matches an
 // upstream response of status upstream: the rule's, else the upstream's
-// error, else 400 for an error carried in a success.
+// error, else, for an error carried in a success, 400, or the success
+// itself where the route answers in a protocol's envelope.
 func (e *ErrorRule) AnswerStatus(upstream int) int {
 	switch {
 	case e.Status != 0:
 		return e.Status
+	case upstream < 400 && e.route != nil && e.route.Format.Envelope():
+		return upstream
 	case upstream < 400:
 		return http.StatusBadRequest
 	}

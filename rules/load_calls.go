@@ -340,7 +340,7 @@ func (l *loader) choice(n *yaml.Node, path string, options []string) (string, bo
 }
 
 var (
-	formatChoices = []string{string(FormatJSON), string(FormatProblem)}
+	formatChoices = []string{string(FormatJSON), string(FormatProblem), string(FormatJSONRPC)}
 	policyChoices = []string{string(Wrap), string(Passthrough)}
 	// encodingChoices are the values of a route's body:.
 	encodingChoices = []string{string(EncodingJSON), string(EncodingForm), string(EncodingMultipart)}
