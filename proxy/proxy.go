@@ -143,6 +143,12 @@ func New(cfg *rules.Config, opts Options) (*Proxy, error) {
 	} else if directly(target) {
 		p.conns, p.upstreamAddr = p.shared.Pool, hostPort(target)
 	}
+	for _, r := range cfg.Routes {
+		if r.Handshake != nil {
+			transport = handshakes{p: p, next: transport}
+			break
+		}
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)

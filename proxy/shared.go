@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
@@ -39,6 +40,9 @@ type Shared struct {
 	Fallback *http.Transport
 	// Budget bounds the bytes all requests together hold in buffers.
 	Budget *budget.Budget
+
+	// tokens keeps what upstreams handed out in handshakes, by header.
+	tokens sync.Map
 }
 
 // SharedOptions size what NewShared builds.

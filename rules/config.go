@@ -225,7 +225,10 @@ type Route struct {
 	// Body is how the route's request body is written: its own body:,
 	// else form when a field is in: form, else JSON.
 	Body Encoding
-	Pos  Pos
+	// Handshake, when set, is how the upstream hands out a token it wants
+	// on every call; signpost fetches and keeps it.
+	Handshake *Handshake
+	Pos       Pos
 
 	concerns statusSet // every status some error rule could match
 }
@@ -275,9 +278,20 @@ func (r *Route) HasBodyFields() bool {
 }
 
 // ReadsBody reports whether the proxy reads the route's request body before
-// forwarding it: for its body fields, or for the id a JSON-RPC answer
-// must name.
-func (r *Route) ReadsBody() bool { return r.HasBodyFields() || r.Format == FormatJSONRPC }
+// forwarding it: for its body fields, for the id a JSON-RPC answer must
+// name, or to send it again after a handshake.
+func (r *Route) ReadsBody() bool {
+	return r.HasBodyFields() || r.Format == FormatJSONRPC || r.Handshake != nil
+}
+
+// Handshake is an upstream's way of handing out a token (a session id, a
+// CSRF token) it wants on every call: an answer of Status carrying the
+// token in the response header Header, which the call is to be sent again
+// with. Transmission's 409 with X-Transmission-Session-Id is one.
+type Handshake struct {
+	Status int
+	Header string // canonical
+}
 
 // Concerns reports whether some error rule of the route could match an
 // upstream response with this status, which is when its body must be read.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -313,7 +314,7 @@ var (
 	learnKeys  = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys  = []string{"error_body", "request_body", "received", "errors", "list_tokens", "repeats"}
 	repeatKeys = []string{"failures", "transient"}
-	routeKeys  = []string{"method", "path", "body", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
+	routeKeys  = []string{"method", "path", "body", "handshake", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
 	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "status", "retryable", "retry_after", "next_call", "futile"}
@@ -864,6 +865,8 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 					r.RawPath, r.Path = s, decodeTemplate(s)
 				}
 			}
+		case "handshake":
+			r.Handshake = l.handshake(kv.val, p)
 		case "body":
 			if v, ok := l.choice(kv.val, p, encodingChoices); ok {
 				r.Body = Encoding(v)
@@ -916,6 +919,46 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 		l.errorRules(r, errs, join(path, "errors"))
 	}
 	return r
+}
+
+// handshakeKeys are the keys of a route's handshake:.
+var handshakeKeys = []string{"status", "header"}
+
+// handshake reads a route's handshake: the status and the response header
+// by which the upstream hands out the token it wants on every call.
+func (l *loader) handshake(n *yaml.Node, path string) *Handshake {
+	const eg = "{status: 409, header: X-Transmission-Session-Id}"
+	pairs := l.mapping(n, path, handshakeKeys, "a handshake mapping, e.g. "+eg)
+	if pairs == nil {
+		return nil
+	}
+	h := &Handshake{}
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		switch kv.key {
+		case "status":
+			if v, ok := l.integer(kv.val, p, 400, 499, "409"); ok {
+				h.Status = int(v)
+			}
+		case "header":
+			if s, ok := l.scalar(kv.val, p, "X-Transmission-Session-Id"); ok {
+				if !headerName.MatchString(s) {
+					l.errorf(l.deref(kv.val), p, "header %q is not a header name: letters, digits and dashes, e.g. X-Transmission-Session-Id", s)
+				}
+				h.Header = http.CanonicalHeaderKey(s)
+			}
+		}
+	}
+	for _, k := range handshakeKeys {
+		if !containsPair(pairs, k) {
+			l.errorf(l.deref(n), join(path, k), "missing; a handshake names the status and the header the upstream hands its token out with, e.g. handshake: %s", eg)
+			return nil
+		}
+	}
+	if h.Status == 0 || h.Header == "" {
+		return nil
+	}
+	return h
 }
 
 // encoding settles how the route's body is written: as body: says, else

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/signpost-proxy/signpost/rules"
+)
+
+// sessionUpstream answers as Transmission does: a call without the
+// current session id gets 409 and the id in X-Transmission-Session-Id;
+// rotate hands out a new id, as a restart does.
+type sessionUpstream struct {
+	mu     sync.Mutex
+	id     string
+	bodies []string // each request body received, in order
+	calls  int
+}
+
+func (s *sessionUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.bodies = append(s.bodies, string(body))
+	if r.Header.Get("X-Transmission-Session-Id") != s.id {
+		w.Header().Set("X-Transmission-Session-Id", s.id)
+		w.WriteHeader(http.StatusConflict)
+		io.WriteString(w, "<h1>409: Conflict</h1><p>Your request had an invalid session-id header.</p>")
+		return
+	}
+	io.WriteString(w, `{"result":"success","arguments":{}}`)
+}
+
+func (s *sessionUpstream) rotate(id string) {
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+}
+
+const handshakeRules = `
+routes:
+  rpc:
+    method: POST
+    path: /transmission/rpc
+    handshake: {status: 409, header: X-Transmission-Session-Id}
+  web:
+    method: POST
+    path: /transmission/web
+`
+
+// TestHandshake: the upstream's 409 that hands out a session id is
+// answered by signpost, on both paths: the call is sent again once with
+// the id, whole, and later calls carry it; a new id is fetched the same
+// way; the caller never sees the 409. A route that declares no handshake
+// passes the 409 on.
+func TestHandshake(t *testing.T) {
+	cfg, err := rules.Parse("handshake.yaml", []byte(handshakeRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := NewTransport(0)
+	t.Cleanup(transport.CloseIdleConnections)
+	for _, path := range []string{"direct", "general"} {
+		t.Run(path, func(t *testing.T) {
+			up := &sessionUpstream{id: "s-1"}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL)
+			opts := Options{Upstream: u}
+			if path == "general" {
+				opts.Transport = transport
+			}
+			p, err := New(cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			call := func(target, body string) *httptest.ResponseRecorder {
+				return serveOn(p, httptest.NewRequest("POST", target, strings.NewReader(body)))
+			}
+			steps := []struct {
+				name, target, body string
+				rotate             string
+				status, calls      int // the answer, and the upstream's calls so far
+			}{
+				{"first call fetches the id", "/transmission/rpc", `{"method":"session-get"}`, "", 200, 2},
+				{"the id is kept", "/transmission/rpc", `{"method":"torrent-get"}`, "", 200, 3},
+				{"a new id is fetched", "/transmission/rpc", `{"method":"torrent-set"}`, "s-2", 200, 5},
+				{"no handshake declared", "/transmission/web", `{"method":"session-get"}`, "", 409, 6},
+			}
+			for _, s := range steps {
+				if s.rotate != "" {
+					up.rotate(s.rotate)
+				}
+				w := call(s.target, s.body)
+				if w.Code != s.status {
+					t.Errorf("%s: %d %s", s.name, w.Code, w.Body)
+				}
+				if s.status == 200 && w.Body.String() != `{"result":"success","arguments":{}}` {
+					t.Errorf("%s: body %s", s.name, w.Body)
+				}
+				if up.calls != s.calls {
+					t.Errorf("%s: the upstream had %d calls, want %d", s.name, up.calls, s.calls)
+				}
+				if last := up.bodies[len(up.bodies)-1]; last != s.body {
+					t.Errorf("%s: the upstream got %q, want the body whole", s.name, last)
+				}
+			}
+		})
+	}
+}
