@@ -39,7 +39,7 @@ const maxRouteRatio = 1.2
 // TestAdoptionPrometheus adopts signpost on Prometheus's HTTP API.
 func TestAdoptionPrometheus(t *testing.T) {
 	t.Parallel()
-	bin := debianBinary(t, "/usr/bin/prometheus")
+	bin := debianBinary(t, "/usr/bin/prometheus", adoptionPackages)
 	api := startPrometheus(t, bin)
 	adopt(t, "prometheus", api, prometheusAgents, prometheusMistakes)
 }
@@ -47,19 +47,19 @@ func TestAdoptionPrometheus(t *testing.T) {
 // TestAdoptionRegistry adopts signpost on the Docker registry's HTTP API.
 func TestAdoptionRegistry(t *testing.T) {
 	t.Parallel()
-	bin := debianBinary(t, "/usr/bin/docker-registry")
+	bin := debianBinary(t, "/usr/bin/docker-registry", adoptionPackages)
 	api := startRegistry(t, bin)
 	adopt(t, "registry", api, registryAgents, registryMistakes)
 }
 
 // debianBinary returns path when it is installed; else the test is
-// skipped, except under CI, which installs the packages.
-func debianBinary(t *testing.T, path string) string {
+// skipped, except under CI, which installs the packages with install.
+func debianBinary(t *testing.T, path, install string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	why := path + " is not installed; install it with: " + adoptionPackages
+	why := path + " is not installed; install it with: " + install
 	if os.Getenv("CI") != "" {
 		t.Fatal(why + "; CI is set, and .ci/run installs them")
 	}
@@ -70,6 +70,13 @@ func debianBinary(t *testing.T, path string) string {
 // startAPI runs an API's binary, ended at cleanup, and waits until ready
 // answers 200 on it.
 func startAPI(t *testing.T, name, addr, ready string, args ...string) string {
+	t.Helper()
+	return startAPIAnswering(t, name, addr, ready, http.StatusOK, args...)
+}
+
+// startAPIAnswering is startAPI for an API whose ready path answers status
+// once it is up.
+func startAPIAnswering(t *testing.T, name, addr, ready string, status int, args ...string) string {
 	t.Helper()
 	out := newLogBuffer()
 	cmd := exec.Command(args[0], args[1:]...)
@@ -96,7 +103,7 @@ func startAPI(t *testing.T, name, addr, ready string, args ...string) string {
 	deadline := time.Now().Add(apiTimeout)
 	for {
 		r, err := try("GET", base+ready)
-		if err == nil && r.status == http.StatusOK {
+		if err == nil && r.status == status {
 			return base
 		}
 		select {
@@ -105,7 +112,7 @@ func startAPI(t *testing.T, name, addr, ready string, args ...string) string {
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not answer %s with 200 within %v (last: %v %v):\n%s", name, ready, apiTimeout, r, err, out)
+			t.Fatalf("%s did not answer %s with %d within %v (last: %v %v):\n%s", name, ready, status, apiTimeout, r, err, out)
 		}
 	}
 }

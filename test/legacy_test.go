@@ -1,0 +1,231 @@
+package test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// Legacy shapes on real servers from Debian's packages: Transmission's
+// RPC, every answer a 200 saying in "result" whether the call worked,
+// behind a 409 handshake; qBittorrent's Web API, form bodies and "Fails."
+// in a 200. In each, the wrong calls an agent makes, beside what the bare
+// API answers, the corrected calls succeeding, over HTTP and MCP.
+
+// legacyPackages is the line that installs both servers.
+const legacyPackages = "apt-get install -y transmission-daemon qbittorrent-nox"
+
+// startTransmission runs transmission-daemon on loopback ports, its state
+// in a directory of the test's, and returns its base URL.
+func startTransmission(t *testing.T) string {
+	t.Helper()
+	bin := debianBinary(t, "/usr/bin/transmission-daemon", legacyPackages)
+	dir := t.TempDir()
+	addr := freePort(t)
+	_, port, _ := strings.Cut(addr, ":")
+	_, peer, _ := strings.Cut(freePort(t), ":")
+	return startAPIAnswering(t, "transmission-daemon", addr, "/transmission/rpc", http.StatusConflict,
+		bin, "--foreground", "--config-dir", dir, "--port", port, "--rpc-bind-address", "127.0.0.1",
+		"--no-auth", "--allowed", "127.0.0.1", "--no-dht", "--no-lpd", "--no-portmap", "--no-utp",
+		"--peerport", peer, "--bind-address-ipv4", "127.0.0.1", "--download-dir", filepath.Join(dir, "downloads"))
+}
+
+// startQBittorrent runs qbittorrent-nox on a loopback port, its profile
+// in a directory of the test's, open to local calls without a login, and
+// returns its base URL.
+func startQBittorrent(t *testing.T) string {
+	t.Helper()
+	bin := debianBinary(t, "/usr/bin/qbittorrent-nox", legacyPackages)
+	dir := t.TempDir()
+	addr := freePort(t)
+	_, port, _ := strings.Cut(addr, ":")
+	_, peer, _ := strings.Cut(freePort(t), ":")
+	conf := filepath.Join(dir, "qBittorrent", "config")
+	if err := os.MkdirAll(conf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := fmt.Sprintf(`[LegalNotice]
+Accepted=true
+
+[BitTorrent]
+Session\DHTEnabled=false
+Session\LSDEnabled=false
+Session\PeXEnabled=false
+Session\Port=%s
+Session\Interface=lo
+Session\InterfaceName=lo
+Session\DefaultSavePath=%s
+Session\AnonymousModeEnabled=true
+
+[Network]
+PortForwardingEnabled=false
+
+[Preferences]
+WebUI\Enabled=true
+WebUI\Address=127.0.0.1
+WebUI\Port=%s
+WebUI\LocalHostAuth=false
+WebUI\HostHeaderValidation=false
+WebUI\CSRFProtection=false
+WebUI\UseUPnP=false
+`, peer, filepath.Join(dir, "downloads"), port)
+	if err := os.WriteFile(filepath.Join(conf, "qBittorrent.conf"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startAPI(t, "qbittorrent-nox", addr, "/api/v2/app/version", bin, "--profile="+dir, "--webui-port="+port)
+}
+
+// transmissionSession returns the session id the daemon hands out, which
+// a bare call must carry.
+func transmissionSession(t *testing.T, api string) string {
+	t.Helper()
+	r := send(t, "POST", api+"/transmission/rpc", []byte(`{"method":"session-get"}`))
+	id := r.header.Get("X-Transmission-Session-Id")
+	if r.status != http.StatusConflict || id == "" {
+		t.Fatalf("transmission-daemon answered %d without a session id: %s", r.status, r.body)
+	}
+	return id
+}
+
+// TestLegacyTransmission: errors Transmission carries in a 200 reach the
+// agent as errors it can act on, counted as rejections; the 409
+// handshake never reaches it; successes pass byte for byte.
+func TestLegacyTransmission(t *testing.T) {
+	t.Parallel()
+	api := startTransmission(t)
+	config := "testdata/legacy/transmission.yaml"
+	sp := startSignpost(t, config, api)
+	session := transmissionSession(t, api)
+	bare := func(body string) *reply {
+		return send(t, "POST", api+"/transmission/rpc", []byte(body), "X-Transmission-Session-Id", session, "Content-Type", "application/json")
+	}
+	agent := func(body string) *reply {
+		return send(t, "POST", sp.URL+"/transmission/rpc", []byte(body), "Content-Type", "application/json")
+	}
+	for _, tc := range []struct {
+		name, call string
+		bare       string // what the bare API answers, with 200
+		status     int
+		want       string // what the agent gets behind signpost
+	}{
+		{"a method misnamed", `{"method":"torrents-get","arguments":{"fields":["id"]}}`,
+			`{"arguments":{},"result":"method name not recognized"}`, 400,
+			`{"error":"unknown_method","field":"method","message":"must be one of: session-get, session-set, session-stats, torrent-get, torrent-add, torrent-start, torrent-stop, torrent-remove","received":"torrents-get","retryable":false}`},
+		{"a relative directory", `{"method":"session-set","arguments":{"download-dir":"relative/dir"}}`,
+			`{"arguments":{},"result":"download directory path is not absolute"}`, 400,
+			`{"error":"invalid_download_dir","field":"download_dir","message":"must be an absolute path, e.g. /var/lib/transmission/downloads","received":"relative/dir","retryable":false}`},
+		{"no fields asked for", `{"method":"torrent-get","arguments":{}}`,
+			`{"arguments":{"torrents":[]},"result":"no fields specified"}`, 400,
+			`{"error":"missing_fields","field":"fields","message":"torrent-get needs arguments.fields, the list of fields to return, e.g. [\"id\", \"name\"]","retryable":false}`},
+		{"a torrent that is not there", `{"method":"torrent-add","arguments":{"filename":"/nonexistent/x.torrent"}}`,
+			`{"arguments":{},"result":"invalid or corrupt torrent file"}`, 400,
+			`{"error":"rpc_failed","message":"Transmission refused the call: \"invalid or corrupt torrent file\"","retryable":false}`},
+	} {
+		b := bare(tc.call)
+		if b.status != http.StatusOK || strings.TrimSpace(string(b.body)) != tc.bare {
+			t.Errorf("%s: the bare API answered %d %s, want 200 %s", tc.name, b.status, b.body, tc.bare)
+		}
+		wantJSONError(t, agent(tc.call), tc.status, tc.want)
+	}
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "rpc", "code", "unknown_method", "field", "method")
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "rpc", "code", "rpc_failed", "field", "")
+
+	// The corrected calls succeed, and pass as the daemon answered them.
+	for _, call := range []string{
+		`{"method":"torrent-get","arguments":{"fields":["id"]}}`,
+		`{"method":"session-set","arguments":{"download-dir":"/tmp"}}`,
+		`{"method":"torrent-add","arguments":{"filename":"magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=m","paused":true}}`,
+	} {
+		got := agent(call)
+		if got.status != http.StatusOK || gjson.GetBytes(got.body, "result").Str != "success" {
+			t.Errorf("%s: %d %s", call, got.status, got.body)
+		}
+	}
+	if got, want := agent(`{"method":"torrent-get","arguments":{"fields":["hashString"]}}`), bare(`{"method":"torrent-get","arguments":{"fields":["hashString"]}}`); string(got.body) != string(want.body) || got.status != want.status {
+		t.Errorf("a success changed on its way: %d %s, the bare API %d %s", got.status, got.body, want.status, want.body)
+	}
+
+	// Over MCP, the same: the tool error, then the corrected call.
+	m := startMCP(t, "stdio", config, api)
+	wrong := readResult(t, m.call(t, "rpc", `{"method":"torrents-get","fields":["id"]}`))
+	if !wrong.isError || gjson.Get(wrong.structured, "error").Str != "unknown_method" || gjson.Get(wrong.structured, "received").Str != "torrents-get" {
+		t.Errorf("MCP, a method misnamed: %+v", wrong)
+	}
+	right := readResult(t, m.call(t, "rpc", `{"method":"torrent-get","fields":["hashString"]}`))
+	if right.isError || gjson.Get(right.text, "arguments.torrents.0.hashString").Str != "0123456789abcdef0123456789abcdef01234567" {
+		t.Errorf("MCP, the corrected call: %+v", right)
+	}
+}
+
+// TestLegacyQBittorrent: a form API's wrong values are blamed on their
+// fields, before qBittorrent takes them silently or after its "Fails.";
+// a JSON body is named for what it is; the corrected form calls succeed,
+// over HTTP and MCP.
+func TestLegacyQBittorrent(t *testing.T) {
+	t.Parallel()
+	api := startQBittorrent(t)
+	config := "testdata/legacy/qbittorrent.yaml"
+	sp := startSignpost(t, config, api)
+	const form = "application/x-www-form-urlencoded"
+	post := func(base, path, body, ctype string) *reply {
+		return send(t, "POST", base+path, []byte(body), "Content-Type", ctype)
+	}
+	limit := func(base string) string {
+		return string(send(t, "GET", base+"/api/v2/transfer/downloadLimit", nil).body)
+	}
+
+	// A limit that is no number: the bare API takes it as no limit at all.
+	if r := post(api, "/api/v2/transfer/setDownloadLimit", "limit=102400", form); r.status != 200 {
+		t.Fatalf("setting a limit: %d %s", r.status, r.body)
+	}
+	if r := post(api, "/api/v2/transfer/setDownloadLimit", "limit=fast", form); r.status != 200 || limit(api) != "0" {
+		t.Errorf("the bare API answered %d to limit=fast and the limit is %s; want it taken silently as 0", r.status, limit(api))
+	}
+	wantJSONError(t, post(sp.URL, "/api/v2/transfer/setDownloadLimit", "limit=fast", form), 400,
+		`{"error":"invalid_limit","field":"limit","message":"must be an integer of at least 0, e.g. 0","received":"fast","retryable":false}`)
+	wantJSONError(t, post(sp.URL, "/api/v2/transfer/setDownloadLimit", `{"limit":102400}`, "application/json"), 400,
+		`{"error":"invalid_form_body","message":"the request body is JSON, not a form; send a form-encoded body (Content-Type: application/x-www-form-urlencoded) with the fields limit","retryable":false}`)
+	if r := post(sp.URL, "/api/v2/transfer/setDownloadLimit", "limit=204800", form); r.status != 200 || limit(sp.URL) != "204800" {
+		t.Errorf("the corrected call: %d %s; the limit is %s", r.status, r.body, limit(sp.URL))
+	}
+
+	// A URL that is no torrent: "Fails." in a 200, bare.
+	const garbage = "urls=not+a+url"
+	if r := post(api, "/api/v2/torrents/add", garbage, form); r.status != 200 || string(r.body) != "Fails." {
+		t.Errorf("the bare API answered %d %q, want 200 \"Fails.\"", r.status, r.body)
+	}
+	wantJSONError(t, post(sp.URL, "/api/v2/torrents/add", garbage, form), 400,
+		`{"error":"nothing_added","message":"qBittorrent added nothing; the torrent may be there already (list it with torrents_info)","errors":[{"field":"urls","code":"invalid_urls","message":"must be a magnet link (magnet:?xt=urn:btih: and 40 hex digits) or an http(s) URL of a .torrent file, e.g. magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567","received":"not a url"}],"retryable":false}`)
+	// JSON to a form endpoint: the bare API's 400 says nothing.
+	magnet := "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=m"
+	if r := post(api, "/api/v2/torrents/add", `{"urls":"`+magnet+`"}`, "application/json"); r.status != 400 || len(r.body) != 0 {
+		t.Errorf("the bare API answered %d %q to JSON, want 400 and no body", r.status, r.body)
+	}
+	wantJSONError(t, post(sp.URL, "/api/v2/torrents/add", `{"urls":"`+magnet+`"}`, "application/json"), 400,
+		`{"error":"invalid_form_body","message":"the request body is JSON, not a form; send a form-encoded body (Content-Type: application/x-www-form-urlencoded) with the fields urls, paused","retryable":false}`)
+	ok := post(sp.URL, "/api/v2/torrents/add", url.Values{"urls": {magnet}, "paused": {"true"}}.Encode(), form)
+	if ok.status != 200 || string(ok.body) != "Ok." {
+		t.Errorf("the corrected add: %d %q, want 200 \"Ok.\"", ok.status, ok.body)
+	}
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "add_torrent", "code", "nothing_added", "field", "")
+
+	// Over MCP: the form is encoded from the arguments.
+	m := startMCP(t, "stdio", config, api)
+	wrong := readResult(t, m.call(t, "set_download_limit", `{"limit":"fast"}`))
+	if !wrong.isError || gjson.Get(wrong.structured, "error").Str != "invalid_limit" {
+		t.Errorf("MCP, limit fast: %+v", wrong)
+	}
+	if r := readResult(t, m.call(t, "set_download_limit", `{"limit":"307200"}`)); r.isError || limit(api) != "307200" {
+		t.Errorf("MCP, the corrected limit: %+v; the limit is %s", r, limit(api))
+	}
+	added := readResult(t, m.call(t, "add_torrent", `{"urls":"magnet:?xt=urn:btih:89abcdef0123456789abcdef0123456789abcdef&dn=n","paused":"true"}`))
+	if added.isError || added.text != "Ok." {
+		t.Errorf("MCP, add a torrent: %+v", added)
+	}
+}
