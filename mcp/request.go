@@ -54,6 +54,12 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 		b.place(k.Str, v, vars)
 		return true
 	})
+	for _, f := range route.Fields {
+		// A fixed argument (an RPC method's name) need not be given.
+		if f.Const != "" && !args.Get(escapeMember(f.Name)).Exists() {
+			b.place(f.Name, rules.Text(f.Const), vars)
+		}
+	}
 	b.checkPath(vars)
 	if len(b.faults) > 0 || len(b.shape) > 0 {
 		return nil, b.rejection()
@@ -110,6 +116,12 @@ type builder struct {
 // cannot carry one, and leaves it out.
 func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) {
 	in, key := rules.InQuery, name
+	if f := b.route.Field(name); f != nil && f.Const != "" && (v.Type != gjson.String || v.Str != f.Const) {
+		// The tool is the route its fixed argument chooses: another value
+		// would be another route's call.
+		b.fault(name, v, f.Rule)
+		return
+	}
 	switch f := b.route.Field(name); {
 	case f != nil:
 		in, key = f.In, f.Key

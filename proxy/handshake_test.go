@@ -37,6 +37,13 @@ func (s *sessionUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"result":"success","arguments":{}}`)
 }
 
+// seen returns the calls so far and the last body received.
+func (s *sessionUpstream) seen() (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls, s.bodies[len(s.bodies)-1]
+}
+
 func (s *sessionUpstream) rotate(id string) {
 	s.mu.Lock()
 	s.id = id
@@ -105,10 +112,11 @@ func TestHandshake(t *testing.T) {
 				if s.status == 200 && w.Body.String() != `{"result":"success","arguments":{}}` {
 					t.Errorf("%s: body %s", s.name, w.Body)
 				}
-				if up.calls != s.calls {
-					t.Errorf("%s: the upstream had %d calls, want %d", s.name, up.calls, s.calls)
+				calls, last := up.seen()
+				if calls != s.calls {
+					t.Errorf("%s: the upstream had %d calls, want %d", s.name, calls, s.calls)
 				}
-				if last := up.bodies[len(up.bodies)-1]; last != s.body {
+				if last != s.body {
 					t.Errorf("%s: the upstream got %q, want the body whole", s.name, last)
 				}
 			}

@@ -11,8 +11,10 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -375,7 +377,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				ex.req.Body = body
 			}
 		}
-		if route.Validate == rules.ValidateBefore && !unread {
+		if len(route.Group) > 1 {
+			// One method and path, several routes: the request says
+			// whose; none's is unrouted.
+			route = chooseInGroup(route.Group, &ex.req)
+			ex.route = route
+		}
+		if route != nil && route.Validate == rules.ValidateBefore && !unread {
 			if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
 				ex.outcome = metrics.OutcomeRejected
 				e = p.repeat(ex, e, nil, nil)
@@ -476,9 +484,22 @@ func (p *Proxy) Observed() (observe.Document, []observe.Answer) {
 }
 
 // RouteFor returns the declared route a request goes to, with its path
-// variables, or nil when no route declares it.
+// variables, or nil when no route declares it; of several routes on its
+// method and path, the one its when: chooses.
 func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
-	return p.routes.find(r)
+	route, vars := p.routes.find(r)
+	if route == nil || len(route.Group) < 2 {
+		return route, vars
+	}
+	// One of several routes of the method and path: its body says which,
+	// read here within the request bound and put back.
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(r.Body, p.cfg.Limits.RequestBody))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	req := rewrite.Request{Method: r.Method, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body}
+	return chooseInGroup(route.Group, &req), vars
 }
 
 // Close closes what the proxy built for itself, once requests have

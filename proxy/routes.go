@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -210,3 +211,18 @@ func (ix *routeIndex) findInto(r *http.Request, vars map[string]string) (*rules.
 // specific first, so that /api/v1/query wins over an /api/v1/{endpoint}
 // declared above it, and file order among equals.
 func byPrecedence(routes []*rules.Route) []*rules.Route { return rules.ByPrecedence(routes) }
+
+// chooseInGroup returns the route of a group (the routes of one method and
+// path) a request is for: the first whose when: the request meets, else
+// the one without when:, which takes the rest, else nil.
+func chooseInGroup(group []*rules.Route, req *rewrite.Request) *rules.Route {
+	for _, r := range group {
+		if r.When == nil {
+			return r
+		}
+		if v := req.Value(r.When.Field()); v.Exists() && v.String() == r.When.Equals {
+			return r
+		}
+	}
+	return nil
+}

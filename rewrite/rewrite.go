@@ -9,6 +9,7 @@ package rewrite
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -459,6 +460,13 @@ func callFrom(c *rules.Call, req *Request, maxReceived int) *Call {
 		}
 		if v := req.Value(a.From); carried(v) {
 			out.Arguments = append(out.Arguments, Argument{a.Name, echo(a.From, v, maxReceived)})
+		}
+	}
+	// The called route's fixed arguments (an RPC method's name) are part
+	// of the call an HTTP caller makes.
+	for _, f := range c.Route.Fields {
+		if f.Const != "" && !slices.ContainsFunc(out.Arguments, func(a Argument) bool { return a.Name == f.Name }) {
+			out.Arguments = append(out.Arguments, Argument{f.Name, appendQuoted(nil, f.Const, -1)})
 		}
 	}
 	return out

@@ -228,6 +228,16 @@ type Route struct {
 	// Handshake, when set, is how the upstream hands out a token it wants
 	// on every call; signpost fetches and keeps it.
 	Handshake *Handshake
+	// When, when set, is the request member by which the route takes its
+	// requests from the other routes of its method and path (one RPC
+	// endpoint, many methods).
+	When *When
+	// Group is every route of the route's method and path, when there are
+	// several: those with When in file order, then the one without, which
+	// takes the rest. Nil for a route alone on its method and path.
+	Group []*Route
+	// whenGiven says the file wrote a when:, even one with problems.
+	whenGiven bool
 	Pos       Pos
 
 	concerns statusSet // every status some error rule could match
@@ -279,9 +289,45 @@ func (r *Route) HasBodyFields() bool {
 
 // ReadsBody reports whether the proxy reads the route's request body before
 // forwarding it: for its body fields, for the id a JSON-RPC answer must
-// name, or to send it again after a handshake.
+// name, to send it again after a handshake, or to tell which route of its
+// method and path the request is for.
 func (r *Route) ReadsBody() bool {
-	return r.HasBodyFields() || r.Format == FormatJSONRPC || r.Handshake != nil
+	return r.HasBodyFields() || r.Format == FormatJSONRPC || r.Handshake != nil || len(r.Group) > 1
+}
+
+// When says which requests of its method and path a route takes: those
+// whose member Key, in the JSON body, the form or the query, holds Equals.
+type When struct {
+	In     Location // InBody (json:), InForm (form:) or InQuery (query:)
+	Key    string
+	Equals string
+
+	field Field // the member, as a field, for reading a request's value
+}
+
+// NewWhen returns the condition that the member key, in place in, holds
+// equals.
+func NewWhen(in Location, key, equals string) *When {
+	return &When{In: in, Key: key, Equals: equals, field: Field{Name: key, In: in, Key: key}}
+}
+
+// Field is the member When reads, as a field of its place and key.
+func (w *When) Field() *Field { return &w.field }
+
+// String writes w as the file does, {json: method, equals: torrent-get};
+// "" for nil.
+func (w *When) String() string {
+	if w == nil {
+		return ""
+	}
+	place := "json"
+	switch w.In {
+	case InForm:
+		place = "form"
+	case InQuery:
+		place = "query"
+	}
+	return "{" + place + ": " + w.Key + ", equals: " + w.Equals + "}"
 }
 
 // Handshake is an upstream's way of handing out a token (a session id, a
@@ -344,7 +390,10 @@ type Field struct {
 	// schema; empty when the file gives none. Error messages never use it.
 	Description string
 
-	Enum      []string          // permitted values to list and suggest, in declared order
+	Enum []string // permitted values to list and suggest, in declared order
+	// Const is the one value of an argument that is fixed for the route
+	// (an RPC method's name), which MCP and next_call fill; Enum holds it.
+	Const     string
 	Hidden    []string          // permitted values never listed or suggested
 	Aliases   map[string]string // other names callers send -> permitted value
 	Catalog   *Catalog          // where Enum, Hidden and Aliases came from, or nil

@@ -268,6 +268,8 @@ func (f *Field) ruleText() string {
 func (f *Field) constraintText() string {
 	var b strings.Builder
 	switch {
+	case f.Const != "" && f.RuleText != "":
+		return f.RuleText
 	case f.Enum != nil && !f.Listed && f.RuleText != "":
 		return f.RuleText
 	case f.Enum != nil:

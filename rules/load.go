@@ -314,8 +314,8 @@ var (
 	learnKeys  = []string{"caller_header", "callers", "min_count", "recovery_window"}
 	limitKeys  = []string{"error_body", "request_body", "received", "errors", "list_tokens", "repeats"}
 	repeatKeys = []string{"failures", "transient"}
-	routeKeys  = []string{"method", "path", "body", "handshake", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
-	fieldKeys  = []string{"in", "key", "required", "enum", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
+	routeKeys  = []string{"method", "path", "when", "body", "handshake", "validate", "format", "unmatched", "mode", "repeats", "fields", "errors", "description"}
+	fieldKeys  = []string{"in", "key", "required", "enum", "const", "catalog", "format", "pattern", "example", "min", "max", "max_length", "min_length",
 		"hidden", "aliases", "rule", "list_tokens", "lookup", "description"}
 	ruleKeys  = []string{"match", "code", "field", "message", "status", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "not_equals", "contains", "regex", "body"}
@@ -806,6 +806,7 @@ func (l *loader) routes(n *yaml.Node, path string) {
 		l.errorf(n, path, "is empty; declare at least one route, e.g.\n%s\nor, to learn them from traffic first, set mode: observe", exampleFile)
 	}
 	seen := map[string]string{}
+	groups := map[string][]*Route{} // routes by method and path, in file order
 	for _, kv := range pairs {
 		p := join(path, kv.key)
 		if !snakeCase.MatchString(kv.key) {
@@ -820,14 +821,41 @@ func (l *loader) routes(n *yaml.Node, path string) {
 			continue
 		}
 		r.Pos = Pos{kv.keyNode.Line, kv.keyNode.Column}
-		if r.Method != "" && r.Path != "" {
-			k := r.Method + " " + templateShape(r.Path)
+		if r.Method != "" && r.Path != "" && (r.When != nil || !r.whenGiven) {
+			shape := r.Method + " " + templateShape(r.Path)
+			k := shape + " " + r.When.String()
 			if other, dup := seen[k]; dup {
-				l.errorf(kv.keyNode, p, "%s %s is already routed as %q; each method and path belongs to one route", r.Method, r.RawPath, other)
+				if r.When == nil {
+					l.errorf(kv.keyNode, p, "%s %s is already routed as %q; each method and path belongs to one route, unless each route of it says with when: which requests are its, e.g. when: {json: method, equals: torrent-get}", r.Method, r.RawPath, other)
+				} else {
+					l.errorf(kv.keyNode, p, "%s %s when %s is already routed as %q; give each route of the path a when: of its own", r.Method, r.RawPath, r.When, other)
+				}
 			}
 			seen[k] = r.Name
+			groups[shape] = append(groups[shape], r)
 		}
 		l.cfg.Routes = append(l.cfg.Routes, r)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		// The routes that say which requests are theirs are tried first,
+		// in file order; the one that does not takes the rest.
+		ordered := make([]*Route, 0, len(g))
+		for _, r := range g {
+			if r.When != nil {
+				ordered = append(ordered, r)
+			}
+		}
+		for _, r := range g {
+			if r.When == nil {
+				ordered = append(ordered, r)
+			}
+		}
+		for _, r := range g {
+			r.Group = ordered
+		}
 	}
 }
 
@@ -867,6 +895,8 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 			}
 		case "handshake":
 			r.Handshake = l.handshake(kv.val, p)
+		case "when":
+			r.When, r.whenGiven = l.when(kv.val, p), true
 		case "body":
 			if v, ok := l.choice(kv.val, p, encodingChoices); ok {
 				r.Body = Encoding(v)
@@ -919,6 +949,58 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 		l.errorRules(r, errs, join(path, "errors"))
 	}
 	return r
+}
+
+// whenKeys are the keys of a route's when:, one place and equals.
+var whenKeys = []string{"json", "form", "query", "equals"}
+
+// when reads a route's when: the request member, and the value it must
+// hold, by which the route takes its requests from the others of its
+// method and path.
+func (l *loader) when(n *yaml.Node, path string) *When {
+	const eg = "{json: method, equals: torrent-get}"
+	pairs := l.mapping(n, path, whenKeys, "a when mapping, e.g. "+eg)
+	if pairs == nil {
+		return nil
+	}
+	w := &When{}
+	var places []string
+	seenEquals := false
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		s, ok := l.scalar(kv.val, p, "method")
+		if !ok {
+			return nil
+		}
+		switch kv.key {
+		case "equals":
+			w.Equals, seenEquals = s, true
+		default:
+			places = append(places, kv.key)
+			if s == "" {
+				l.errorf(l.deref(kv.val), p, "must not be empty; name the request member that tells the route's requests apart, e.g. when: %s", eg)
+				return nil
+			}
+			w.Key = s
+			switch kv.key {
+			case "json":
+				w.In = InBody
+			case "form":
+				w.In = InForm
+			default:
+				w.In = InQuery
+			}
+		}
+	}
+	switch {
+	case len(places) != 1:
+		l.errorf(l.deref(n), path, "must name one place, json, form or query, and the value it holds, e.g. when: %s", eg)
+		return nil
+	case !seenEquals:
+		l.errorf(l.deref(n), join(path, "equals"), "missing; say the value that makes a request this route's, e.g. when: %s", eg)
+		return nil
+	}
+	return NewWhen(w.In, w.Key, w.Equals)
 }
 
 // handshakeKeys are the keys of a route's handshake:.

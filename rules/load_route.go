@@ -52,6 +52,10 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 			f.Required, _ = l.boolean(kv.val, p)
 		case "enum":
 			f.Enum = l.enum(kv.val, p)
+		case "const":
+			if s, ok := l.scalar(kv.val, p, "torrent-get"); ok {
+				f.Const, f.Enum = s, []string{s}
+			}
 		case "format":
 			if s, ok := l.scalar(kv.val, p, "rfc3339-utc"); ok {
 				if f.Format = FormatNamed(s); f.Format == nil {
@@ -157,7 +161,7 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 		f.Required = true // a path variable is always present when the route matches
 	}
 	var kinds []string
-	for _, k := range []string{"enum", "catalog", "format", "pattern"} {
+	for _, k := range []string{"enum", "const", "catalog", "format", "pattern"} {
 		if at[k] != nil {
 			kinds = append(kinds, k)
 		}
@@ -215,6 +219,9 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	}
 	if f.Example == "" {
 		f.Example = f.defaultExample()
+	}
+	if f.Const != "" && f.RuleText == "" {
+		f.RuleText = "must be " + f.Const
 	}
 	l.valueSet(f, n, path, at)
 	if f.Catalog != nil && at["example"] != nil && !slices.Contains(f.Enum, f.Example) {

@@ -217,8 +217,8 @@ func TestParseProblemsInFileOrder(t *testing.T) {
 	}
 	want := []string{
 		"r.yaml:6:20: routes.a.fields.x.enum: must be a non-empty list of strings, e.g. [open, pending, closed]; found an empty list",
-		`r.yaml:6:24: routes.a.fields.x: unknown key "colour"; valid keys here: in, key, required, enum, catalog, format, pattern, example, min, max, max_length, min_length, hidden, aliases, rule, list_tokens, lookup, description`,
-		`r.yaml:7:3: routes.b: GET /a is already routed as "a"; each method and path belongs to one route`,
+		`r.yaml:6:24: routes.a.fields.x: unknown key "colour"; valid keys here: in, key, required, enum, const, catalog, format, pattern, example, min, max, max_length, min_length, hidden, aliases, rule, list_tokens, lookup, description`,
+		`r.yaml:7:3: routes.b: GET /a is already routed as "a"; each method and path belongs to one route, unless each route of it says with when: which requests are its, e.g. when: {json: method, equals: torrent-get}`,
 		`r.yaml:13:19: routes.b.fields.z.format: unknown format "nope"; known formats: rfc3339-utc, date, uuid, email, integer, number, boolean, rfc3339`,
 	}
 	if got := ps.Error(); got != strings.Join(want, "\n") {

@@ -240,8 +240,8 @@ func (c *Config) unreachable() Problems {
 	}
 	for j, b := range c.Routes {
 		for i, a := range c.Routes {
-			if i == j || a.Method != b.Method {
-				continue
+			if i == j || a.Method != b.Method || a.When != nil {
+				continue // a route with when: takes only some of its paths' requests
 			}
 			wins := ranks[i].compare(ranks[j])
 			if wins > 0 || wins == 0 && i > j || !shadows(segs[i], segs[j]) {

@@ -95,7 +95,9 @@ func transmissionSession(t *testing.T, api string) string {
 
 // TestLegacyTransmission: errors Transmission carries in a 200 reach the
 // agent as errors it can act on, counted as rejections; the 409
-// handshake never reaches it; successes pass byte for byte.
+// handshake never reaches it; torrent-get, a route of its own on the one
+// endpoint, has its required argument asked of it alone; successes pass
+// byte for byte.
 func TestLegacyTransmission(t *testing.T) {
 	t.Parallel()
 	api := startTransmission(t)
@@ -122,7 +124,7 @@ func TestLegacyTransmission(t *testing.T) {
 			`{"error":"invalid_download_dir","field":"download_dir","message":"must be an absolute path, e.g. /var/lib/transmission/downloads","received":"relative/dir","retryable":false}`},
 		{"no fields asked for", `{"method":"torrent-get","arguments":{}}`,
 			`{"arguments":{"torrents":[]},"result":"no fields specified"}`, 400,
-			`{"error":"missing_fields","field":"fields","message":"torrent-get needs arguments.fields, the list of fields to return, e.g. [\"id\", \"name\"]","retryable":false}`},
+			`{"error":"invalid_fields","field":"fields","message":"is required at arguments.fields","retryable":false}`},
 		{"a torrent that is not there", `{"method":"torrent-add","arguments":{"filename":"/nonexistent/x.torrent"}}`,
 			`{"arguments":{},"result":"invalid or corrupt torrent file"}`, 400,
 			`{"error":"rpc_failed","message":"Transmission refused the call: \"invalid or corrupt torrent file\"","retryable":false}`},
@@ -135,6 +137,7 @@ func TestLegacyTransmission(t *testing.T) {
 	}
 	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "rpc", "code", "unknown_method", "field", "method")
 	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "rpc", "code", "rpc_failed", "field", "")
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "torrent_get", "code", "invalid_fields", "field", "fields")
 
 	// The corrected calls succeed, and pass as the daemon answered them.
 	for _, call := range []string{
@@ -153,11 +156,15 @@ func TestLegacyTransmission(t *testing.T) {
 
 	// Over MCP, the same: the tool error, then the corrected call.
 	m := startMCP(t, "stdio", config, api)
-	wrong := readResult(t, m.call(t, "rpc", `{"method":"torrents-get","fields":["id"]}`))
+	wrong := readResult(t, m.call(t, "rpc", `{"method":"torrents-get"}`))
 	if !wrong.isError || gjson.Get(wrong.structured, "error").Str != "unknown_method" || gjson.Get(wrong.structured, "received").Str != "torrents-get" {
 		t.Errorf("MCP, a method misnamed: %+v", wrong)
 	}
-	right := readResult(t, m.call(t, "rpc", `{"method":"torrent-get","fields":["hashString"]}`))
+	none := readResult(t, m.call(t, "torrent_get", `{}`))
+	if !none.isError || gjson.Get(none.structured, "field").Str != "fields" {
+		t.Errorf("MCP, torrent_get without its fields: %+v", none)
+	}
+	right := readResult(t, m.call(t, "torrent_get", `{"fields":["hashString"]}`))
 	if right.isError || gjson.Get(right.text, "arguments.torrents.0.hashString").Str != "0123456789abcdef0123456789abcdef01234567" {
 		t.Errorf("MCP, the corrected call: %+v", right)
 	}
