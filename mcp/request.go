@@ -50,16 +50,17 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 		}
 	}
 	vars := route.PathVariables()
+	for _, f := range route.Fields {
+		// A fixed argument (an RPC method's name) need not be given; it
+		// comes first, where a document names its method.
+		if f.Const != "" {
+			b.place(f.Name, rules.Text(f.Const), vars)
+		}
+	}
 	args.ForEach(func(k, v gjson.Result) bool {
 		b.place(k.Str, v, vars)
 		return true
 	})
-	for _, f := range route.Fields {
-		// A fixed argument (an RPC method's name) need not be given.
-		if f.Const != "" && !args.Get(escapeMember(f.Name)).Exists() {
-			b.place(f.Name, rules.Text(f.Const), vars)
-		}
-	}
 	b.checkPath(vars)
 	if len(b.faults) > 0 || len(b.shape) > 0 {
 		return nil, b.rejection()
@@ -75,7 +76,11 @@ func newRequest(ctx context.Context, route *rules.Route, raw json.RawMessage, li
 	if route.Format == rules.FormatJSONRPC && b.body != nil {
 		b.body = rpcCall(b.body)
 	}
-	if route.Body != rules.EncodingJSON && (b.takesBody || len(b.form) > 0) {
+	if route.Body == rules.EncodingXML {
+		if doc := buildXML(b.xmlPaths, b.xmlTexts); doc != nil {
+			b.body, b.header["Content-Type"] = doc, []string{rules.EncodingXML.ContentType()}
+		}
+	} else if route.Body != rules.EncodingJSON && (b.takesBody || len(b.form) > 0) {
 		b.body, b.header["Content-Type"] = encodeForm(route.Body, b.form)
 	}
 	var body io.Reader
@@ -103,7 +108,9 @@ type builder struct {
 	query  url.Values
 	header http.Header
 	form   url.Values // the members of a form body
-	body   []byte     // nil for a method without a body, unless a body field is given
+	// xmlPaths and xmlTexts are the elements of an XML body, in order.
+	xmlPaths, xmlTexts []string
+	body               []byte // nil for a method without a body, unless a body field is given
 	// takesBody says the method carries a body: POST, PUT or PATCH.
 	takesBody bool
 	// faults are arguments that cannot be put where they belong; shape
@@ -127,6 +134,9 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 		in, key = f.In, f.Key
 	case isVariable(vars, name):
 		in = rules.InPath
+	case b.takesBody && b.route.Body == rules.EncodingXML:
+		b.fault(name, v, "is not an argument of this tool: its XML body holds only the declared ones")
+		return
 	case b.takesBody && b.route.Body != rules.EncodingJSON:
 		in = rules.InForm
 	case b.takesBody:
@@ -163,6 +173,8 @@ func (b *builder) place(name string, v gjson.Result, vars []rules.PathVariable) 
 		b.header.Set(key, s)
 	case rules.InForm:
 		b.form.Set(key, s)
+	case rules.InXML:
+		b.xmlPaths, b.xmlTexts = append(b.xmlPaths, key), append(b.xmlTexts, s)
 	default:
 		b.query.Set(key, s)
 	}
@@ -302,6 +314,8 @@ func where(in rules.Location, key string) string {
 		return "as the header " + key
 	case rules.InForm:
 		return "as the form member " + key
+	case rules.InXML:
+		return "as the XML element " + key
 	}
 	return "as the query parameter " + key
 }

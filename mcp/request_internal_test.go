@@ -67,7 +67,7 @@ func TestNewRequest(t *testing.T) {
 		{"a form member must be one value", "set_download_limit", `{"limit":[1,2]}`,
 			`{"error":"invalid_limit","field":"limit","message":"must be one value (a string, number or boolean), not an array, since it is sent as the form member limit","received":[1,2],"retryable":false}`},
 		{"a fixed argument is filled", "torrent_get", `{"fields":["id"]}`,
-			"POST /transmission/rpc\nContent-Type: application/json\n\n" + `{"arguments":{"fields":["id"]},"method":"torrent-get"}`},
+			"POST /transmission/rpc\nContent-Type: application/json\n\n" + `{"method":"torrent-get","arguments":{"fields":["id"]}}`},
 		{"a fixed argument given is checked", "torrent_get", `{"method":"torrent-set","fields":["id"]}`,
 			`{"error":"invalid_method","field":"method","message":"must be torrent-get","received":"torrent-set","retryable":false}`},
 		{"arguments that are a string", "delete_note", `"n-1"`,

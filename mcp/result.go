@@ -36,6 +36,8 @@ func result(res *http.Response, max int64) *sdk.CallToolResult {
 	}
 	if rpc, isErr := rpcError(body); isErr {
 		body = rpc
+	} else if fault, isFault := xmlrpcFault(body); isFault {
+		body = fault
 	} else if res.StatusCode < http.StatusBadRequest {
 		return success(res, body)
 	}

@@ -520,9 +520,22 @@ func (p *Proxy) answer(w http.ResponseWriter, ex *exchange, e *rewrite.Error) {
 		ex.idValue = []string{ex.id}
 	}
 	h[RequestIDHeader] = ex.idValue
-	ex.status = e.Status
-	w.WriteHeader(e.Status)
+	ex.status = p.statusOf(ex, e)
+	w.WriteHeader(ex.status)
 	_, _ = w.Write(body)
+}
+
+// statusOf is the status e is sent with: its own, but 200 on a route that
+// answers with XML-RPC faults, which XML-RPC clients read only from a 200.
+func (p *Proxy) statusOf(ex *exchange, e *rewrite.Error) int {
+	format := p.cfg.Format
+	if ex.route != nil {
+		format = ex.route.Format
+	}
+	if format == rules.FormatXMLRPC {
+		return http.StatusOK
+	}
+	return e.Status
 }
 
 // render encodes e in the format in force for the exchange's route (the
@@ -545,13 +558,15 @@ func (p *Proxy) encode(ex *exchange, e *rewrite.Error, dst []byte) ([]byte, stri
 	}
 	var body []byte
 	ctype := rewrite.ContentType
+	var up *rewrite.Upstream
+	if ex.examined != nil {
+		up = &ex.examined.upstream
+	}
 	switch {
 	case format == rules.FormatJSONRPC:
-		var up *rewrite.Upstream
-		if ex.examined != nil {
-			up = &ex.examined.upstream
-		}
 		body, ctype = e.AppendJSONRPC(dst, rewrite.RequestID(&ex.req), rewrite.RPCCode(up)), rewrite.ContentType
+	case format == rules.FormatXMLRPC:
+		body, ctype = e.AppendXMLRPC(dst, rewrite.FaultCode(up)), rewrite.XMLRPCContentType
 	case format == rules.FormatProblem && dst == nil:
 		body, ctype = e.ProblemJSON(), rewrite.ProblemContentType
 	case format == rules.FormatProblem:

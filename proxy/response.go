@@ -420,6 +420,10 @@ func (p *Proxy) replace(res *http.Response, ex *exchange, e *rewrite.Error, x *e
 	x.out = body
 	x.reply.Reset(body)
 	replaceBody(res, &x.reply, ctype)
+	if s := p.statusOf(ex, e); s != res.StatusCode {
+		res.StatusCode, res.Status = s, strconv.Itoa(s)+" "+http.StatusText(s)
+		ex.status = s
+	}
 	return e
 }
 

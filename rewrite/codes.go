@@ -13,6 +13,7 @@ const (
 	CodeValidationFailed = "validation_failed" // a batch of field faults
 	CodeInvalidJSON      = "invalid_json_body" // a body that is not one JSON object
 	CodeInvalidFormBody  = "invalid_form_body" // a form route's body that is not a form
+	CodeInvalidXMLBody   = "invalid_xml_body"  // an XML route's body that is not XML
 
 	// Of an upstream that did not answer.
 	CodeUnavailable     = "upstream_unavailable"
@@ -38,7 +39,7 @@ const (
 // OwnCodes returns every code above: a rule reusing one could not be told
 // from signpost's own answer.
 func OwnCodes() []string {
-	return []string{CodeRejected, CodeRateLimited, CodeFailed, CodeValidationFailed, CodeInvalidJSON, CodeInvalidFormBody,
+	return []string{CodeRejected, CodeRateLimited, CodeFailed, CodeValidationFailed, CodeInvalidJSON, CodeInvalidFormBody, CodeInvalidXMLBody,
 		CodeUnavailable, CodeTimeout, CodeInvalidResponse, CodeCancelled, CodeUnreadableBody,
 		CodeBodyTooLarge, CodeBodyTimeout, CodeOverloaded, CodeRequestTarget,
 		CodeInvalidArguments, CodeUnknownTool, CodeResponseTooLarge, CodeUnreadableResponse, CodeOriginNotAllowed}

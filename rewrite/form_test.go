@@ -81,3 +81,45 @@ func TestFormBodyFields(t *testing.T) {
 		})
 	}
 }
+
+// TestXMLBodyFields: fields live in XML bodies, by element path; a body
+// that is not XML is named as such, and an XML document asked for.
+func TestXMLBodyFields(t *testing.T) {
+	cfg, err := rules.Parse("xml.yaml", []byte(`
+routes:
+  process_info:
+    method: POST
+    path: /RPC2
+    body: xml
+    validate: before
+    fields:
+      name: {key: 'methodCall/params/param[1]/value', required: true, pattern: '^[a-z:]+$', example: 'web:x'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := cfg.Routes[0]
+	call := func(param string) string {
+		return `<?xml version="1.0"?><methodCall><methodName>supervisor.getProcessInfo</methodName><params>` + param + `</params></methodCall>`
+	}
+	for _, tt := range []struct{ name, body, want string }{
+		{"conforming", call(`<param><value><string>web:x</string></value></param>`), ""},
+		{"off its pattern", call(`<param><value><string>Web 1</string></value></param>`),
+			`{"error":"invalid_name","field":"name","message":"must match the pattern ^[a-z:]+$, e.g. web:x","received":"Web 1","retryable":false}`},
+		{"missing", call(``),
+			`{"error":"invalid_name","field":"name","message":"is required; must match the pattern ^[a-z:]+$, e.g. web:x","retryable":false}`},
+		{"JSON", `{"method":"supervisor.getProcessInfo","params":["x"]}`,
+			`{"error":"invalid_xml_body","message":"the request body is JSON, not XML; send one XML document with the fields name","retryable":false}`},
+		{"cut short", `<methodCall><params>`,
+			`{"error":"invalid_xml_body","message":"the request body is not well-formed XML (line 1); send one XML document with the fields name","retryable":false}`},
+	} {
+		req := &rewrite.Request{Method: "POST", Header: http.Header{"Content-Type": {"text/xml"}}, Body: []byte(tt.body)}
+		got := ""
+		if e := rewrite.Before(route, req, cfg.Limits); e != nil {
+			got = string(e.JSON())
+		}
+		if got != tt.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}

@@ -97,6 +97,10 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 		if vs, ok := r.formValues()[f.Key]; ok && len(vs) > 0 {
 			return rules.Text(vs[0])
 		}
+	case rules.InXML:
+		if s, ok := xmlValue(r.Body, f.Key); ok {
+			return rules.Text(s)
+		}
 	case rules.InQuery:
 		if r.Query == nil {
 			r.Query, _ = url.ParseQuery(r.RawQuery)

@@ -88,6 +88,8 @@ func place(f *rules.Field) string {
 		return "the query parameter " + f.Key
 	case rules.InForm:
 		return "the form member " + f.Key
+	case rules.InXML:
+		return "the XML element " + f.Key
 	}
 	return "the path"
 }
@@ -269,43 +271,34 @@ func BodyFault(route *rules.Route, req *Request) *Error {
 	if req == nil || len(req.Body) == 0 || !route.HasBodyFields() || route.Format == rules.FormatJSONRPC && req.batch() {
 		return nil
 	}
-	if route.Body != rules.EncodingJSON {
-		return formFault(route, req)
+	var code, what, send string
+	switch route.Body {
+	case rules.EncodingXML:
+		code, what, send = CodeInvalidXMLBody, xmlProblem(req.Body), "one XML document"
+	case rules.EncodingForm, rules.EncodingMultipart:
+		if req.formValues() == nil {
+			code, what = CodeInvalidFormBody, req.formProblem
+		}
+		send = "a form-encoded body (Content-Type: application/x-www-form-urlencoded)"
+		if route.Body == rules.EncodingMultipart {
+			send = "a multipart/form-data body"
+		}
+	default:
+		if !req.bodyObject() {
+			code, what, send = CodeInvalidJSON, bodyProblem(req.Body), "one JSON object"
+		}
 	}
-	if req.bodyObject() {
-		return nil
-	}
-	what := bodyProblem(req.Body)
 	if what == "" {
 		return nil
 	}
 	var names []string
 	for _, f := range route.Fields {
-		if f.In == rules.InBody {
+		if f.In == rules.InBody || f.In == rules.InForm || f.In == rules.InXML {
 			names = append(names, f.Name)
 		}
 	}
-	return &Error{Status: 400, Code: CodeInvalidJSON,
-		Message: "the request body " + what + "; send one JSON object with the fields " + strings.Join(names, ", ")}
-}
-
-// formFault is BodyFault for a route whose body is a form.
-func formFault(route *rules.Route, req *Request) *Error {
-	if req.formValues() != nil {
-		return nil
-	}
-	var names []string
-	for _, f := range route.Fields {
-		if f.In == rules.InForm {
-			names = append(names, f.Name)
-		}
-	}
-	send := "a form-encoded body (Content-Type: application/x-www-form-urlencoded)"
-	if route.Body == rules.EncodingMultipart {
-		send = "a multipart/form-data body"
-	}
-	return &Error{Status: 400, Code: CodeInvalidFormBody,
-		Message: "the request body " + req.formProblem + "; send " + send + " with the fields " + strings.Join(names, ", ")}
+	return &Error{Status: 400, Code: code,
+		Message: "the request body " + what + "; send " + send + " with the fields " + strings.Join(names, ", ")}
 }
 
 // bodyProblem says what keeps b from being one JSON object, in words of

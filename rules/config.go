@@ -37,11 +37,13 @@ const (
 	// FormatJSONRPC answers in JSON-RPC 2.0's envelope: jsonrpc, the
 	// request's id, and an error object with signpost's members in data.
 	FormatJSONRPC BodyFormat = "jsonrpc"
+	// FormatXMLRPC answers as an XML-RPC fault, always with status 200.
+	FormatXMLRPC BodyFormat = "xmlrpc"
 )
 
 // Envelope reports whether the format is a protocol's own, whose errors
-// travel in a success: a JSON-RPC client reads an error from a 200.
-func (f BodyFormat) Envelope() bool { return f == FormatJSONRPC }
+// travel in a success: an RPC client reads an error from a 200.
+func (f BodyFormat) Envelope() bool { return f == FormatJSONRPC || f == FormatXMLRPC }
 
 // Policy says what becomes of an upstream error no rule matches, or one too
 // large to read.
@@ -280,7 +282,7 @@ func (r *Route) Field(name string) *Field {
 // body, JSON or form, which is when the proxy must buffer it.
 func (r *Route) HasBodyFields() bool {
 	for _, f := range r.Fields {
-		if f.In == InBody || f.In == InForm {
+		if f.In == InBody || f.In == InForm || f.In == InXML {
 			return true
 		}
 	}
@@ -298,7 +300,7 @@ func (r *Route) ReadsBody() bool {
 // When says which requests of its method and path a route takes: those
 // whose member Key, in the JSON body, the form or the query, holds Equals.
 type When struct {
-	In     Location // InBody (json:), InForm (form:) or InQuery (query:)
+	In     Location // InBody (json:), InForm (form:), InXML (xml:) or InQuery (query:)
 	Key    string
 	Equals string
 
@@ -324,6 +326,8 @@ func (w *When) String() string {
 	switch w.In {
 	case InForm:
 		place = "form"
+	case InXML:
+		place = "xml"
 	case InQuery:
 		place = "query"
 	}
@@ -355,6 +359,10 @@ const (
 	// InForm is a member of a form body, application/x-www-form-urlencoded
 	// or multipart/form-data, named by its key as written (items[0][price]).
 	InForm Location = "form"
+	// InXML is an element of an XML body, named by its path of local
+	// names from the root, each with an optional 1-based index:
+	// methodCall/params/param[2]/value. Its value is its text.
+	InXML Location = "xml"
 )
 
 // Encoding is how a route's request body is written.
@@ -365,6 +373,7 @@ const (
 	EncodingJSON      Encoding = "json"      // one JSON object
 	EncodingForm      Encoding = "form"      // application/x-www-form-urlencoded
 	EncodingMultipart Encoding = "multipart" // multipart/form-data
+	EncodingXML       Encoding = "xml"       // an XML document
 )
 
 // ContentType is the media type of a body in the encoding.
@@ -374,6 +383,8 @@ func (e Encoding) ContentType() string {
 		return "application/x-www-form-urlencoded"
 	case EncodingMultipart:
 		return "multipart/form-data"
+	case EncodingXML:
+		return "text/xml"
 	}
 	return "application/json"
 }

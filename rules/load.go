@@ -320,7 +320,7 @@ var (
 	ruleKeys  = []string{"match", "code", "field", "message", "status", "retryable", "retry_after", "next_call", "futile"}
 	matchKeys = []string{"status", "json", "equals", "not_equals", "contains", "regex", "body"}
 	methods   = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"}
-	locations = []string{string(InBody), string(InForm), string(InQuery), string(InPath), string(InHeader)}
+	locations = []string{string(InBody), string(InForm), string(InXML), string(InQuery), string(InPath), string(InHeader)}
 )
 
 // splitLines splits data into lines at the breaks YAML counts: \n, \r\n,
@@ -952,7 +952,7 @@ func (l *loader) route(name string, n *yaml.Node, path string) *Route {
 }
 
 // whenKeys are the keys of a route's when:, one place and equals.
-var whenKeys = []string{"json", "form", "query", "equals"}
+var whenKeys = []string{"json", "form", "xml", "query", "equals"}
 
 // when reads a route's when: the request member, and the value it must
 // hold, by which the route takes its requests from the others of its
@@ -987,6 +987,12 @@ func (l *loader) when(n *yaml.Node, path string) *When {
 				w.In = InBody
 			case "form":
 				w.In = InForm
+			case "xml":
+				if err := checkXMLPath(s); err != nil {
+					l.errorf(l.deref(kv.val), p, "%v", err)
+					return nil
+				}
+				w.In = InXML
 			default:
 				w.In = InQuery
 			}
@@ -994,13 +1000,72 @@ func (l *loader) when(n *yaml.Node, path string) *When {
 	}
 	switch {
 	case len(places) != 1:
-		l.errorf(l.deref(n), path, "must name one place, json, form or query, and the value it holds, e.g. when: %s", eg)
+		l.errorf(l.deref(n), path, "must name one place, json, form, xml or query, and the value it holds, e.g. when: %s", eg)
 		return nil
 	case !seenEquals:
 		l.errorf(l.deref(n), join(path, "equals"), "missing; say the value that makes a request this route's, e.g. when: %s", eg)
 		return nil
 	}
 	return NewWhen(w.In, w.Key, w.Equals)
+}
+
+// locationOf is where the body fields of a route whose body is e live.
+func locationOf(e Encoding) Location {
+	switch e {
+	case EncodingForm, EncodingMultipart:
+		return InForm
+	case EncodingXML:
+		return InXML
+	}
+	return InBody
+}
+
+// encodingOf is the body a field in l makes its route's, or JSON.
+func encodingOf(l Location) Encoding {
+	switch l {
+	case InForm:
+		return EncodingForm
+	case InXML:
+		return EncodingXML
+	}
+	return EncodingJSON
+}
+
+// noun names the members a body of the location holds.
+func (l Location) noun() string {
+	switch l {
+	case InForm:
+		return "form members"
+	case InXML:
+		return "XML elements"
+	}
+	return "JSON members"
+}
+
+// noun names a body of the encoding.
+func (e Encoding) noun() string {
+	switch e {
+	case EncodingForm, EncodingMultipart:
+		return "a form"
+	case EncodingXML:
+		return "XML"
+	}
+	return "JSON"
+}
+
+// xmlStep is one step of an XML path: an element's local name and, from
+// 1, which of its siblings of that name; 0 is the first.
+var xmlStep = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*(\[[1-9][0-9]{0,5}\])?$`)
+
+// checkXMLPath checks the path of an XML field or when: element names
+// separated by slashes, each with an optional 1-based index.
+func checkXMLPath(s string) error {
+	for i, step := range strings.Split(s, "/") {
+		if !xmlStep.MatchString(step) {
+			return fmt.Errorf("xml path %q: step %d, %q, must be an element's local name with an optional index from 1, e.g. methodCall/params/param[2]/value", s, i+1, step)
+		}
+	}
+	return nil
 }
 
 // handshakeKeys are the keys of a route's handshake:.
@@ -1050,26 +1115,32 @@ func (l *loader) encoding(r *Route, bodyNode *yaml.Node, path string) {
 	if r.Body == "" {
 		r.Body = EncodingJSON
 		for _, f := range r.Fields {
-			if f.In == InForm {
-				r.Body = EncodingForm
+			if f.In == InForm || f.In == InXML {
+				r.Body = encodingOf(f.In)
 				break
 			}
 		}
 		for _, f := range r.Fields {
-			if r.Body == EncodingForm && f.In == InBody && !f.inGiven {
-				f.In = InForm // in the form like the field that says so
+			if r.Body != EncodingJSON && f.In == InBody && !f.inGiven {
+				f.In = locationOf(r.Body) // in the body like the field that says so
 			}
 		}
 	}
+	own := locationOf(r.Body)
 	for _, f := range r.Fields {
 		p := join(path, "fields."+f.Name+".in")
-		switch {
-		case f.In == InBody && r.Body != EncodingJSON && bodyNode != nil:
-			l.errorfAt(f.Pos, p, "body fields of a route with body: %s live in its form; write in: form, or body: json for a JSON body", r.Body)
-		case f.In == InBody && r.Body != EncodingJSON:
-			l.errorfAt(f.Pos, p, "another field is in: form, and one body cannot be a form and JSON; write in: form, or put every body field in: body")
-		case f.In == InForm && r.Body == EncodingJSON:
-			l.errorfAt(f.Pos, p, "the route's body is JSON (body: json), which has no form members; write in: body, or body: form")
+		if f.In != InBody && f.In != InForm && f.In != InXML || f.In == own {
+			if f.In == InXML {
+				if err := checkXMLPath(f.Key); err != nil {
+					l.errorfAt(f.Pos, join(path, "fields."+f.Name+".key"), "%v", err)
+				}
+			}
+			continue
+		}
+		if bodyNode != nil {
+			l.errorfAt(f.Pos, p, "the route's body is %s (body: %s), which has no %s; write in: %s, or body: %s", r.Body.noun(), r.Body, f.In.noun(), own, encodingOf(f.In))
+		} else {
+			l.errorfAt(f.Pos, p, "another field is in: %s, and one body cannot be %s and %s; put every body field in: %s", own, r.Body.noun(), encodingOf(f.In).noun(), own)
 		}
 	}
 }

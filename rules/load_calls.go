@@ -340,10 +340,10 @@ func (l *loader) choice(n *yaml.Node, path string, options []string) (string, bo
 }
 
 var (
-	formatChoices = []string{string(FormatJSON), string(FormatProblem), string(FormatJSONRPC)}
+	formatChoices = []string{string(FormatJSON), string(FormatProblem), string(FormatJSONRPC), string(FormatXMLRPC)}
 	policyChoices = []string{string(Wrap), string(Passthrough)}
 	// encodingChoices are the values of a route's body:.
-	encodingChoices = []string{string(EncodingJSON), string(EncodingForm), string(EncodingMultipart)}
+	encodingChoices = []string{string(EncodingJSON), string(EncodingForm), string(EncodingMultipart), string(EncodingXML)}
 	modeChoices     = []string{string(ValidateAfter), string(ValidateBefore)}
 	// enforcementChoices are the values of mode:.
 	enforcementChoices = []string{string(Enforce), string(Observe)}

@@ -148,8 +148,8 @@ func (l *loader) finishField(r *Route, f *Field, n *yaml.Node, path string, at m
 	switch {
 	case f.In == "" && contains(vars, f.Key):
 		f.In = InPath
-	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH") && (r.Body == EncodingForm || r.Body == EncodingMultipart):
-		f.In = InForm
+	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH") && r.Body != "" && r.Body != EncodingJSON:
+		f.In = locationOf(r.Body)
 	case f.In == "" && (r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"):
 		f.In = InBody
 	case f.In == "":

@@ -1,10 +1,12 @@
 package test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,11 +17,11 @@ import (
 // Legacy shapes on real servers from Debian's packages: Transmission's
 // RPC, every answer a 200 saying in "result" whether the call worked,
 // behind a 409 handshake; qBittorrent's Web API, form bodies and "Fails."
-// in a 200. In each, the wrong calls an agent makes, beside what the bare
+// in a 200; supervisord's XML-RPC, faults in a 200. In each, the wrong calls an agent makes, beside what the bare
 // API answers, the corrected calls succeeding, over HTTP and MCP.
 
 // legacyPackages is the line that installs both servers.
-const legacyPackages = "apt-get install -y transmission-daemon qbittorrent-nox"
+const legacyPackages = "apt-get install -y transmission-daemon qbittorrent-nox supervisor"
 
 // startTransmission runs transmission-daemon on loopback ports, its state
 // in a directory of the test's, and returns its base URL.
@@ -234,5 +236,133 @@ func TestLegacyQBittorrent(t *testing.T) {
 	added := readResult(t, m.call(t, "add_torrent", `{"urls":"magnet:?xt=urn:btih:89abcdef0123456789abcdef0123456789abcdef&dn=n","paused":"true"}`))
 	if added.isError || added.text != "Ok." {
 		t.Errorf("MCP, add a torrent: %+v", added)
+	}
+}
+
+// startSupervisor runs supervisord on a loopback port with one program,
+// x, its files in a directory of the test's, and returns its base URL.
+func startSupervisor(t *testing.T) string {
+	t.Helper()
+	bin := debianBinary(t, "/usr/bin/supervisord", legacyPackages)
+	dir := t.TempDir()
+	addr := freePort(t)
+	conf := filepath.Join(dir, "supervisord.conf")
+	settings := fmt.Sprintf(`[supervisord]
+nodaemon=true
+logfile=%[1]s/supervisord.log
+pidfile=%[1]s/supervisord.pid
+childlogdir=%[1]s
+user=root
+
+[inet_http_server]
+port=%[2]s
+
+[rpcinterface:supervisor]
+supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
+
+[program:x]
+command=sleep 1000
+autostart=true
+autorestart=false
+startsecs=0
+stopwaitsecs=1
+`, dir, addr)
+	if err := os.WriteFile(conf, []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// GET /RPC2 answers 400 once the server is up.
+	return startAPIAnswering(t, "supervisord", addr, "/RPC2", http.StatusBadRequest, bin, "-n", "-c", conf)
+}
+
+// xmlrpcCall writes an XML-RPC call of method with string parameters.
+func xmlrpcCall(method string, params ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><methodCall><methodName>` + method + `</methodName><params>`)
+	for _, p := range params {
+		b.WriteString(`<param><value><string>` + p + `</string></value></param>`)
+	}
+	b.WriteString(`</params></methodCall>`)
+	return []byte(b.String())
+}
+
+// pythonXMLRPC calls method with args through Python's xmlrpc.client, a
+// well-kept XML-RPC client, and returns what it read: the fault's code
+// and string, or the result, as JSON.
+func pythonXMLRPC(t *testing.T, url, method string, args ...string) string {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("SKIP: no python3, which supervisor's package brings")
+	}
+	const script = `
+import json, sys, xmlrpc.client
+proxy = xmlrpc.client.ServerProxy(sys.argv[1])
+try:
+    result = getattr(proxy, sys.argv[2])(*sys.argv[3:])
+    print(json.dumps({"result": result}, sort_keys=True))
+except xmlrpc.client.Fault as f:
+    print(json.dumps({"faultCode": f.faultCode, "faultString": f.faultString}, sort_keys=True))
+`
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, python, append([]string{"-c", script, url, method}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 xmlrpc.client %s: %v\n%s", method, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestLegacySupervisor: supervisord's XML-RPC faults reach the agent as
+// faults it can act on, which an XML-RPC client library reads, with
+// routes chosen by the call's methodName; successes pass byte for byte.
+func TestLegacySupervisor(t *testing.T) {
+	t.Parallel()
+	api := startSupervisor(t)
+	config := "testdata/legacy/supervisor.yaml"
+	sp := startSignpost(t, config, api)
+
+	// Bare, a wrong name is a fault that says the name is bad, not what
+	// a good one is or where to find it.
+	if got := pythonXMLRPC(t, api+"/RPC2", "supervisor.getProcessInfo", "nosuch"); got != `{"faultCode": 10, "faultString": "BAD_NAME: nosuch"}` {
+		t.Errorf("bare: %s", got)
+	}
+	if got, want := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getProcessInfo", "nosuch"),
+		`{"faultCode": 10, "faultString": "no process is named \"nosuch\"; call all_process_info first"}`; got != want {
+		t.Errorf("behind signpost, the client read %s\nwant %s", got, want)
+	}
+	raw := send(t, "POST", sp.URL+"/RPC2", xmlrpcCall("supervisor.getProcessInfo", "nosuch"), "Content-Type", "text/xml")
+	for _, member := range []string{
+		`<member><name>error</name><value><string>unknown_process</string></value></member>`,
+		`<member><name>field</name><value><string>name</string></value></member>`,
+		`<member><name>received</name><value><string>nosuch</string></value></member>`,
+		`<member><name>call</name><value><string>all_process_info</string></value></member>`,
+	} {
+		if raw.status != http.StatusOK || !strings.Contains(string(raw.body), member) {
+			t.Errorf("the fault lacks %s: %d %s", member, raw.status, raw.body)
+		}
+	}
+	if got := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getProcessInformation", "x"); !strings.Contains(got, `"faultString": "must be one of: supervisor.getState`) {
+		t.Errorf("a method misnamed: %s", got)
+	}
+	sp.wantCounter(t, 2, "signpost_rejections_total", "route", "process_info", "code", "unknown_process", "field", "name")
+
+	// The corrected call, and the one the fault names, succeed, as the
+	// client reads them.
+	if got := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getProcessInfo", "x"); !strings.Contains(got, `"name": "x"`) || !strings.Contains(got, `"statename": "RUNNING"`) {
+		t.Errorf("the corrected call: %s", got)
+	}
+	if got := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getAllProcessInfo"); !strings.Contains(got, `"name": "x"`) {
+		t.Errorf("the call the fault names: %s", got)
+	}
+
+	// Over MCP: the XML-RPC call is built from the tool's arguments.
+	m := startMCP(t, "stdio", config, api)
+	wrong := readResult(t, m.call(t, "process_info", `{"name":"nosuch"}`))
+	if !wrong.isError || gjson.Get(wrong.structured, "error").Str != "unknown_process" || gjson.Get(wrong.structured, "next_call.call").Str != "all_process_info" {
+		t.Errorf("MCP, a wrong name: %+v", wrong)
+	}
+	right := readResult(t, m.call(t, "process_info", `{"name":"x"}`))
+	if right.isError || !strings.Contains(right.text, "<name>statename</name>") {
+		t.Errorf("MCP, the corrected call: %+v", right)
 	}
 }
