@@ -261,7 +261,7 @@ func infer(doc *observe.Document, o Options) (routes, unproven []*routeDraft, sk
 		codes := map[string]bool{}
 		var errs []observe.Error
 		for _, e := range r.op.Errors {
-			if e.Status < 400 || e.Status > 599 {
+			if e.Status < 200 || e.Status > 599 || e.Status >= 300 && e.Status < 400 {
 				skipped = append(skipped, fmt.Sprintf("%s: an error of status %d, which a rule cannot match", r.name, e.Status))
 				continue
 			}

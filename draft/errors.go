@@ -76,6 +76,11 @@ func inferRule(r *routeDraft, g *errGroup, routes map[string]*routeRef, o Option
 	if e.Count < int64(o.MinEvidence) {
 		d.active, d.why = false, fmt.Sprintf("seen fewer than %d times; confirm it", o.MinEvidence)
 	}
+	if e.Status < 300 {
+		// Enforced, the rule makes the route read its successes, and
+		// answers what it matches as an error.
+		d.active, d.why = false, fmt.Sprintf("an error carried in a %d; confirm that no success reads the same", e.Status)
+	}
 	d.matchFor(g)
 
 	// The field blamed: the body's encoding when recoveries changed it;

@@ -46,6 +46,15 @@ func identifyRaw(s, contentType string) (path, text string) {
 			return path, text
 		}
 	}
+	if i := strings.Index(t, "<name>faultString</name>"); i >= 0 && strings.HasPrefix(t, "<") {
+		// An XML-RPC fault: its string names it.
+		rest := t[i+len("<name>faultString</name>"):]
+		if open := strings.Index(rest, "<string>"); open >= 0 {
+			if end := strings.Index(rest[open:], "</string>"); end >= 0 {
+				return "", strings.TrimSpace(rest[open+len("<string>") : open+end])
+			}
+		}
+	}
 	if t[0] == '<' || strings.Contains(strings.ToLower(contentType), "html") {
 		if h := htmlElement(t, "title"); h != "" {
 			return "", h

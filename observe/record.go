@@ -1,7 +1,9 @@
 package observe
 
 import (
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +27,7 @@ type Exchange struct {
 	Body         []byte // request body when read (JSON object expected), nil otherwise
 	Status       int    // the upstream's status
 	ResponseType string // upstream Content-Type
-	Response     []byte // the upstream's error body as read (decoded), nil for successes or when not read
+	Response     []byte // the upstream's error body as read (decoded), or a success's that may carry one; nil when not read
 	Explained    bool   // a rule of the route explains this error: not catalogued, but still counted in Requests and used for recoveries
 }
 
@@ -107,8 +109,10 @@ func (r *Record) Add(x *Exchange) {
 	r.reqType = mediaType(x.RequestType)
 
 	op := r.operation(x)
-	ok := x.Status >= 200 && x.Status < 300
-	bad := x.Status >= 400
+	// A success whose body carries an error is one.
+	carried := x.Status >= 200 && x.Status < 300 && x.Response != nil && (x.Explained || Carries(x.Response))
+	ok := x.Status >= 200 && x.Status < 300 && !carried
+	bad := x.Status >= 400 || carried
 	op.requests++
 	if ok {
 		op.successes++
@@ -240,6 +244,10 @@ func (r *Record) query(op *operation, q string, ok, bad bool) {
 // declared type; any other body is left out. An object's or an array's
 // kind is kept, not its value.
 func (r *Record) body(op *operation, b []byte, ok, bad bool) {
+	if strings.EqualFold(r.reqType, "application/x-www-form-urlencoded") {
+		r.form(op, b, ok, bad)
+		return
+	}
 	s := view(b)
 	t := strings.TrimLeft(s, " \t\r\n")
 	if t == "" || t[0] != '{' || !gjson.Valid(s) {
@@ -381,4 +389,18 @@ func (r *Record) catalogue(op *operation, x *Exchange) (*errEntry, errKey) {
 // during one Add: whatever the record keeps of it, it clones.
 func view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// form counts the members of a urlencoded form body, as text, under in
+// form: the first value of each.
+func (r *Record) form(op *operation, b []byte, ok, bad bool) {
+	vs, err := url.ParseQuery(view(b))
+	if err != nil {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(vs)) {
+		if len(vs[k]) > 0 {
+			r.observe(op, "form", k, kindString, vs[k][0], ok, bad)
+		}
+	}
 }

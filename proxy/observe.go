@@ -43,7 +43,7 @@ func (p *Proxy) observes(route *rules.Route) bool {
 // is judged once the body is known (judgeBefore). r goes on unchanged.
 func (p *Proxy) observeRequest(r *http.Request, ex *exchange) {
 	ex.requestType = httpwire.FirstValue(r.Header["Content-Type"])
-	if r.Body != nil && r.Body != http.NoBody && namesJSON(ex.requestType) && r.ContentLength <= observeBodyLimit {
+	if r.Body != nil && r.Body != http.NoBody && (namesJSON(ex.requestType) || namesForm(ex.requestType)) && r.ContentLength <= observeBodyLimit {
 		if r.ContentLength < 0 || !arrived(r.Body) {
 			ex.held.Budget = p.budget
 			ex.tee = &teeBody{body: r.Body, size: r.ContentLength, limit: observeBodyLimit, c: &ex.held}
@@ -90,6 +90,12 @@ func (p *Proxy) judgeBefore(ex *exchange) {
 	}
 }
 
+// namesForm reports whether a Content-Type names a urlencoded form.
+func namesForm(ctype string) bool {
+	mt, _, _ := strings.Cut(ctype, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-www-form-urlencoded")
+}
+
 // namesJSON reports whether a Content-Type names JSON: application/json,
 // or any +json type; no type at all is taken for JSON, as agents often
 // send none.
@@ -112,8 +118,14 @@ func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
 	status := res.StatusCode
 	ex.status = status
 	if status < 400 {
-		if status < 300 {
+		if status < 300 && !p.mayCarry(ex, res) {
 			p.record(ex, res, nil, false)
+		} else if status < 300 {
+			// Copied as it passes, to tell a success from an error it
+			// carries (judge).
+			x := examine(status, res.Header)
+			x.charge.Budget = p.budget
+			res.Body = &observedError{body: res.Body, p: p, ex: ex, x: x, res: res, limit: p.cfg.Limits.ErrorBody}
 		}
 		return nil
 	}
@@ -131,6 +143,21 @@ func (p *Proxy) observeResponse(res *http.Response, ex *exchange) error {
 	x.charge.Budget = p.budget
 	res.Body = &observedError{body: res.Body, p: p, ex: ex, x: x, res: res, name: name, policy: policy, limit: limit}
 	return nil
+}
+
+// mayCarry reports whether a success may carry an error that observe mode
+// should see: its route has a rule for its status, or its body is JSON or
+// XML within the bound an error body is read in.
+func (p *Proxy) mayCarry(ex *exchange, res *http.Response) bool {
+	if isEventStream(res.Header) || res.ContentLength > p.cfg.Limits.ErrorBody || res.ContentLength == 0 || ex.req.Method == http.MethodHead {
+		return false
+	}
+	if ex.route != nil && ex.route.Concerns(res.StatusCode) {
+		return true
+	}
+	mt, _, _ := strings.Cut(httpwire.FirstValue(res.Header["Content-Type"]), ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/xml" || mt == "application/xml"
 }
 
 // observedError is an upstream error body in observe mode: passed to the
@@ -207,6 +234,10 @@ func (o *observedError) Close() error {
 func (o *observedError) judge() {
 	p, ex, x, res := o.p, o.ex, o.x, o.res
 	up := &x.upstream
+	if res.StatusCode < 300 {
+		o.judgeSuccess()
+		return
+	}
 	if !o.eof || o.off {
 		p.observeUnread(ex, res, o.name, o.policy, up)
 		return
@@ -251,6 +282,43 @@ func (o *observedError) judge() {
 	if e != nil {
 		p.would(ex, e, up)
 	}
+}
+
+// judgeSuccess records a success, with its body when a rule of its route
+// matches it, as enforce mode would have rewritten it, or when it carries
+// an error no rule explains (observe.Carries), for the draft.
+func (o *observedError) judgeSuccess() {
+	p, ex, x, res := o.p, o.ex, o.x, o.res
+	body := o.copied
+	if decode, ok := decoderFor(httpwire.FirstValue(res.Header["Content-Encoding"])); !o.eof || o.off || !ok {
+		body = nil
+	} else if decode != nil {
+		var err error
+		if body, err = decode(body, o.limit, &x.charge); err != nil {
+			body = nil
+		}
+	}
+	if body == nil {
+		p.record(ex, res, nil, false)
+		return
+	}
+	up := &x.upstream
+	x.body = rules.Body{Raw: body}
+	up.Body = &x.body
+	if route := ex.route; route != nil && route.Concerns(up.Status) {
+		if rule := route.MatchError(up.Status, up.Body); rule != nil {
+			up.Sent, up.Status = up.Status, rule.AnswerStatus(up.Status)
+			e := x.err.SetMatch(route, rule, up, &ex.req, p.cfg.Limits)
+			p.record(ex, res, body, true)
+			p.would(ex, e, up)
+			return
+		}
+	}
+	if observe.Carries(body) {
+		p.record(ex, res, body, false)
+		return
+	}
+	p.record(ex, res, nil, false)
 }
 
 // observeUnread records an error whose body was not read, or could not
@@ -319,6 +387,9 @@ func (p *Proxy) would(ex *exchange, e *rewrite.Error, up *rewrite.Upstream) {
 			Code: e.Code, Upstream: upstreamBody, Would: string(body)}
 		if up != nil {
 			a.Status = up.Status
+			if up.Sent != 0 {
+				a.Status = up.Sent // the upstream's, an error carried in a success
+			}
 		}
 		p.answers.Add(a)
 	}
