@@ -205,9 +205,12 @@ func infer(doc *observe.Document, o Options) (routes, unproven []*routeDraft, sk
 	seenOp := map[string]bool{}
 	for _, op := range sortedOperations(doc) {
 		k := op.Method + " " + routeShape(op.Path)
+		if w := op.When; w != nil {
+			k += " when " + w.In + " " + w.Key + "=" + w.Equals
+		}
 		switch {
-		case !routable[op.Method]:
-			skipped = append(skipped, fmt.Sprintf("%s %s: a rule file routes only %s", op.Method, op.Path, "GET, POST, PUT, PATCH, DELETE, HEAD and OPTIONS"))
+		case !rules.MethodToken(op.Method):
+			skipped = append(skipped, fmt.Sprintf("%s %s: a route's method is a method token (RFC 9110)", op.Method, op.Path))
 		case !strings.HasPrefix(op.Path, "/"):
 			skipped = append(skipped, fmt.Sprintf("%s %s: a path template starts with /", op.Method, op.Path))
 		case seenOp[k]:
@@ -241,6 +244,11 @@ func infer(doc *observe.Document, o Options) (routes, unproven []*routeDraft, sk
 				}
 			}
 			seen[f.name] = true
+			if w := op.When; w != nil && w.In == "json" && f.obs.In == "body" && f.obs.Name == w.Key {
+				// The member that names the operation: fixed on its route.
+				f.kind, f.constant, f.active, f.why = "const", w.Equals, true, ""
+				f.evidence = fmt.Sprintf("%s: names the operation; every call of it sends %q", f.obs.Name, w.Equals)
+			}
 			r.fields = append(r.fields, f)
 		}
 		routes = append(routes, r)
@@ -284,9 +292,6 @@ func infer(doc *observe.Document, o Options) (routes, unproven []*routeDraft, sk
 	}
 	return routes, unproven, skipped
 }
-
-// routable are the methods a rule file routes.
-var routable = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true}
 
 // routeShape blanks a template's variable names: two templates that differ
 // only in them route alike.

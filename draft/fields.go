@@ -30,9 +30,11 @@ type fieldDraft struct {
 	in   string // written as in: when it is not the default location
 
 	credential bool
-	// The constraint: kind is "enum", "format", "pattern" or "" for none.
+	// The constraint: kind is "enum", "const", "format", "pattern" or ""
+	// for none.
 	kind     string
 	enum     []string
+	constant string
 	format   string
 	pattern  string
 	example  string

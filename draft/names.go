@@ -234,6 +234,9 @@ func nameRoutes(ops []*observe.Operation) (names, notes []string) {
 			continue
 		}
 		base := routeName(op.Method, op.Path)
+		if op.When != nil {
+			base = snake(op.When.Equals) // an RPC endpoint's operation: its method
+		}
 		if !snakeName.MatchString(base) {
 			base = "route"
 		}

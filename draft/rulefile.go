@@ -84,6 +84,9 @@ func renderUnproven(w *rulefile.Writer, r *routeDraft) {
 	w.Inactive(2, r.name+":")
 	w.Inactive(2, "  method: "+rulefile.Scalar(op.Method))
 	w.Inactive(2, "  path: "+rulefile.BlockScalar(op.Path))
+	if wh := op.When; wh != nil {
+		w.Inactive(2, "  when: "+rulefile.FlowMap(rulefile.Pair(wh.In, rulefile.Scalar(wh.Key)), rulefile.Pair("equals", rulefile.Scalar(wh.Equals))))
+	}
 }
 
 func renderRoute(w *rulefile.Writer, r *routeDraft) {
@@ -99,6 +102,9 @@ func renderRoute(w *rulefile.Writer, r *routeDraft) {
 	w.Line(2, r.name+":")
 	w.Line(4, "method: "+rulefile.Scalar(op.Method))
 	w.Line(4, "path: "+rulefile.BlockScalar(op.Path))
+	if wh := op.When; wh != nil {
+		w.Line(4, "when: "+rulefile.FlowMap(rulefile.Pair(wh.In, rulefile.Scalar(wh.Key)), rulefile.Pair("equals", rulefile.Scalar(wh.Equals))))
+	}
 
 	var declared, notes []*fieldDraft
 	for _, f := range r.fields {
@@ -153,6 +159,8 @@ func (f *fieldDraft) constraint() []rulefile.KV {
 	switch f.kind {
 	case "enum":
 		pairs = append(pairs, rulefile.Pair("enum", rulefile.FlowList(f.enum)))
+	case "const":
+		pairs = append(pairs, rulefile.Pair("const", rulefile.Scalar(f.constant)))
 	case "format":
 		pairs = append(pairs, rulefile.Pair("format", rulefile.Scalar(f.format)))
 	case "pattern":

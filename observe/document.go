@@ -46,6 +46,9 @@ type Operation struct {
 	Route  string `json:"route,omitempty"`
 	Method string `json:"method"`
 	Path   string `json:"path"`
+	// When, for one operation of an RPC endpoint, is the body member that
+	// names it: the endpoint's calls of each method are an operation.
+	When *When `json:"when,omitempty"`
 	// Requests answered, and of them those the upstream answered with a
 	// 2xx status.
 	Requests  int64 `json:"requests"`
@@ -160,4 +163,13 @@ type Sample struct {
 	Status       int    `json:"status"`
 	ContentType  string `json:"content_type,omitempty"`
 	ResponseBody string `json:"response_body"`
+}
+
+// When is the body member, and its value, by which an RPC endpoint's calls
+// of one method are told from the others: {"in":"json","key":"method",
+// "equals":"torrent-get"}.
+type When struct {
+	In     string `json:"in"` // "json" or "xml"
+	Key    string `json:"key"`
+	Equals string `json:"equals"`
 }

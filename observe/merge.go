@@ -125,7 +125,10 @@ type merger struct {
 	list []*opMerge
 }
 
-type opKey struct{ method, path string }
+type opKey struct {
+	method, path string
+	when         When
+}
 
 // opMerge is one operation of the merged document in the making.
 type opMerge struct {
@@ -156,11 +159,14 @@ type blameMerge struct {
 }
 
 func (m *merger) operation(op *Operation) {
-	k := opKey{op.Method, op.Path}
+	k := opKey{method: op.Method, path: op.Path}
+	if op.When != nil {
+		k.when = *op.When
+	}
 	o := m.ops[k]
 	if o == nil {
 		o = &opMerge{
-			op:      Operation{Method: op.Method, Path: op.Path},
+			op:      Operation{Method: op.Method, Path: op.Path, When: op.When},
 			byField: make(map[fieldKey]*fieldMerge),
 			errors:  make(map[errKey]*errMerge),
 		}

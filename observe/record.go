@@ -3,6 +3,7 @@ package observe
 import (
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type Record struct {
 type operation struct {
 	id                  uint64
 	route, method, path string
+	when                *When    // the RPC method, for an endpoint's operation
 	label               string   // "METHOD /path", as Error.Before names it
 	vars                []string // path variable names, in order
 	requests, successes int64
@@ -172,6 +174,14 @@ func (r *Record) operation(x *Exchange) *operation {
 		k = appendUpper(k, x.Method)
 		k = append(k, ' ')
 		k, r.vals = inferShape(k, x.Path, r.vals)
+		if w := r.rpcMethod(x); w != nil {
+			k = append(k, " when "...)
+			k = append(k, w.In...)
+			k = append(k, ' ')
+			k = append(k, w.Key...)
+			k = append(k, '=')
+			k = append(k, w.Equals...)
+		}
 	}
 	r.key = k
 	var op **operation
@@ -194,7 +204,10 @@ func (r *Record) newOperation(x *Exchange) **operation {
 	if x.Route != "" {
 		op.path = strings.Clone(x.Template)
 	} else {
-		op.path = string(r.key[len("p ")+len(x.Method)+1:])
+		op.path, _, _ = strings.Cut(string(r.key[len("p ")+len(x.Method)+1:]), " when ")
+		if w := r.rpcMethod(x); w != nil {
+			op.when = &When{In: w.In, Key: w.Key, Equals: strings.Clone(w.Equals)}
+		}
 	}
 	op.method = strings.Clone(op.method)
 	op.vars = templateVars(op.path)
@@ -403,4 +416,32 @@ func (r *Record) form(op *operation, b []byte, ok, bad bool) {
 			r.observe(op, "form", k, kindString, vs[k][0], ok, bad)
 		}
 	}
+}
+
+// rpcName is what an RPC method's name may be: an identifier, dotted or
+// dashed (torrent-get, aria2.addUri, supervisor.getProcessInfo).
+var rpcName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.:/-]{0,63}$`)
+
+// xmlMethodName finds an XML-RPC call's methodName.
+var xmlMethodName = regexp.MustCompile(`^\s*(?:<\?xml[^>]*\?>\s*)?<methodCall>\s*<methodName>\s*([^<\s]{1,64})\s*</methodName>`)
+
+// rpcMethod returns the method an RPC call names, when x is one: a POST
+// whose JSON object body names it in a top-level "method" string, or an
+// XML-RPC methodCall. The value may alias x's body.
+func (r *Record) rpcMethod(x *Exchange) *When {
+	if !strings.EqualFold(x.Method, "POST") || len(x.Body) == 0 {
+		return nil
+	}
+	s := view(x.Body)
+	if m := xmlMethodName.FindStringSubmatch(s); m != nil && rpcName.MatchString(m[1]) {
+		return &When{In: "xml", Key: "methodCall/methodName", Equals: m[1]}
+	}
+	t := strings.TrimLeft(s, " \t\r\n")
+	if t == "" || t[0] != '{' || !gjson.Valid(s) {
+		return nil
+	}
+	if m := gjson.Get(s, "method"); m.Type == gjson.String && rpcName.MatchString(m.Str) {
+		return &When{In: "json", Key: "method", Equals: m.Str}
+	}
+	return nil
 }

@@ -30,6 +30,7 @@ func (op *operation) document() Operation {
 		Route:     op.route,
 		Method:    op.method,
 		Path:      op.path,
+		When:      op.when,
 		Requests:  op.requests,
 		Successes: op.successes,
 		Fields:    make([]Field, 0, len(op.fields)),

@@ -17,25 +17,26 @@ import (
 // the draft proposes, commented out, as a rule for its status; a success
 // that carries none is a success, and a caller's next one its recovery.
 func TestObserveCarriedErrors(t *testing.T) {
+	// A Slack-like Web API: "ok" says whether the call worked.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		if gjson.GetBytes(body, "method").Str == "torrent-get" {
-			io.WriteString(w, `{"arguments":{"torrents":[]},"result":"success"}`)
+		if gjson.GetBytes(body, "channel").Str == "C024BE91L" {
+			io.WriteString(w, `{"ok":true,"channel":{"id":"C024BE91L"}}`)
 			return
 		}
-		io.WriteString(w, `{"arguments":{},"result":"method name not recognized"}`)
+		io.WriteString(w, `{"ok":false,"error":"channel_not_found"}`)
 	}))
 	defer srv.Close()
 	p := proxyTo(t, "mode: observe\n", srv.URL)
-	for _, method := range []string{"torrents-get", "torrents-get", "torrent-get"} {
-		body := `{"method":"` + method + `","arguments":{"fields":["id"]}}`
-		r := httptest.NewRequest("POST", "/transmission/rpc", strings.NewReader(body))
+	for _, channel := range []string{"general", "#general", "C024BE91L"} {
+		body := `{"channel":"` + channel + `"}`
+		r := httptest.NewRequest("POST", "/api/conversations.info", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 		r.RemoteAddr = "192.0.2.9:4000"
 		w := serveOn(p, r)
-		if w.Code != 200 || !strings.Contains(w.Body.String(), `"result"`) {
-			t.Fatalf("%s: %d %s; observe mode passes every answer as it came", method, w.Code, w.Body)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"ok"`) {
+			t.Fatalf("%s: %d %s; observe mode passes every answer as it came", channel, w.Code, w.Body)
 		}
 	}
 	doc, _ := p.Observed()
@@ -46,7 +47,7 @@ func TestObserveCarriedErrors(t *testing.T) {
 	if op.Requests != 3 || op.Successes != 1 || len(op.Errors) != 1 {
 		t.Fatalf("requests %d, successes %d, errors %+v", op.Requests, op.Successes, op.Errors)
 	}
-	if e := op.Errors[0]; e.Status != 200 || e.JSON != "result" || e.Text != "method name not recognized" || e.Count != 2 || e.Recovered != 1 {
+	if e := op.Errors[0]; e.Status != 200 || e.JSON != "error" || e.Text != "channel_not_found" || e.Count != 2 || e.Recovered != 1 {
 		t.Errorf("error %+v", e)
 	}
 	d, err := draft.Write(&doc, "rules.yaml", draft.Options{Upstream: srv.URL})
@@ -56,7 +57,7 @@ func TestObserveCarriedErrors(t *testing.T) {
 	text := string(d.Rules)
 	for _, want := range []string{
 		"# commented out: an error carried in a 200; confirm that no success reads the same",
-		"# - match: {status: 200, json: result, equals: method name not recognized}",
+		"# - match: {status: 200, json: error, equals: channel_not_found}",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the draft lacks %q:\n%s", want, text)
@@ -98,5 +99,72 @@ func TestObserveFormBodies(t *testing.T) {
 	route := cfg.Routes[0]
 	if f := route.Field("limit"); f == nil || f.In != rules.InForm || route.Body != rules.EncodingForm {
 		t.Errorf("the drafted route's body %q, field %+v:\n%s", route.Body, f, d.Rules)
+	}
+}
+
+// TestObserveRPCMethods: observe mode records an RPC endpoint's calls of
+// each method as an operation of their own, and the draft makes each a
+// route chosen by its method, named for it, which loads and routes.
+func TestObserveRPCMethods(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		switch gjson.GetBytes(body, "method").Str {
+		case "torrent-get":
+			if !gjson.GetBytes(body, "arguments.fields").Exists() {
+				io.WriteString(w, `{"arguments":{},"result":"no fields specified"}`)
+				return
+			}
+			io.WriteString(w, `{"arguments":{"torrents":[]},"result":"success"}`)
+		case "session-get":
+			io.WriteString(w, `{"arguments":{"version":"3.00"},"result":"success"}`)
+		default:
+			io.WriteString(w, `{"arguments":{},"result":"method name not recognized"}`)
+		}
+	}))
+	defer srv.Close()
+	p := proxyTo(t, "mode: observe\n", srv.URL)
+	calls := []string{
+		`{"method":"torrent-get","arguments":{}}`, `{"method":"torrent-get","arguments":{"fields":["id"]}}`,
+		`{"method":"torrent-get","arguments":{"fields":["name"]}}`, `{"method":"session-get"}`, `{"method":"session-get"}`,
+		`{"method":"torrents-get"}`,
+	}
+	for i, body := range calls {
+		r := httptest.NewRequest("POST", "/transmission/rpc", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr = "192.0.2.1:" + string(rune('1'+i)) + "000"
+		serveOn(p, r)
+	}
+	doc, _ := p.Observed()
+	if len(doc.Operations) != 3 {
+		t.Fatalf("%d operations, want one per RPC method: %+v", len(doc.Operations), doc.Operations)
+	}
+	d, err := draft.Write(&doc, "rules.yaml", draft.Options{Upstream: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rules.Parse("draft.yaml", d.Rules)
+	if err != nil {
+		t.Fatalf("the draft does not load: %v\n%s", err, d.Rules)
+	}
+	for _, name := range []string{"torrent_get", "session_get"} {
+		r := cfg.Route(name)
+		if r == nil || r.When == nil || r.When.Equals != strings.ReplaceAll(name, "_", "-") || len(r.Group) != 2 {
+			t.Errorf("route %s: %+v\n%s", name, r, d.Rules)
+			continue
+		}
+		if f := r.Field("method"); f == nil || f.Const != r.When.Equals {
+			t.Errorf("route %s: its method field is %+v, want const", name, f)
+		}
+	}
+	for _, want := range []string{
+		"# - match: {status: 200, json: result, equals: no fields specified}",
+		// A method no call of which succeeded is no route, only a note.
+		"#   when: {json: method, equals: torrents-get}",
+		"# met 200 result = method name not recognized: 1 time",
+	} {
+		if !strings.Contains(string(d.Rules), want) {
+			t.Errorf("the draft lacks %q:\n%s", want, d.Rules)
+		}
 	}
 }
