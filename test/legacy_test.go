@@ -1,7 +1,9 @@
 package test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,17 +13,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/rpc/v2/json2"
 	"github.com/tidwall/gjson"
 )
 
 // Legacy shapes on real servers from Debian's packages: Transmission's
 // RPC, every answer a 200 saying in "result" whether the call worked,
 // behind a 409 handshake; qBittorrent's Web API, form bodies and "Fails."
-// in a 200; supervisord's XML-RPC, faults in a 200. In each, the wrong calls an agent makes, beside what the bare
+// in a 200; supervisord's XML-RPC, faults in a 200; aria2's JSON-RPC 2.0. In each, the wrong calls an agent makes, beside what the bare
 // API answers, the corrected calls succeeding, over HTTP and MCP.
 
 // legacyPackages is the line that installs both servers.
-const legacyPackages = "apt-get install -y transmission-daemon qbittorrent-nox supervisor"
+const legacyPackages = "apt-get install -y transmission-daemon qbittorrent-nox supervisor aria2"
 
 // startTransmission runs transmission-daemon on loopback ports, its state
 // in a directory of the test's, and returns its base URL.
@@ -364,5 +367,117 @@ func TestLegacySupervisor(t *testing.T) {
 	right := readResult(t, m.call(t, "process_info", `{"name":"x"}`))
 	if right.isError || !strings.Contains(right.text, "<name>statename</name>") {
 		t.Errorf("MCP, the corrected call: %+v", right)
+	}
+}
+
+// startAria2 runs aria2c's JSON-RPC interface on a loopback port, its
+// files in a directory of the test's, and returns its base URL.
+func startAria2(t *testing.T) string {
+	t.Helper()
+	bin := debianBinary(t, "/usr/bin/aria2c", legacyPackages)
+	dir := t.TempDir()
+	addr := freePort(t)
+	_, port, _ := strings.Cut(addr, ":")
+	_, peer, _ := strings.Cut(freePort(t), ":")
+	session := filepath.Join(dir, "session.txt")
+	if err := os.WriteFile(session, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// GET /jsonrpc with no call answers 400 once the server is up.
+	return startAPIAnswering(t, "aria2c", addr, "/jsonrpc", http.StatusBadRequest, bin,
+		"--enable-rpc", "--rpc-listen-port="+port, "--rpc-listen-all=false", "--no-conf=true",
+		"--dir="+filepath.Join(dir, "downloads"), "--input-file="+session, "--enable-dht=false", "--enable-dht6=false",
+		"--bt-enable-lpd=false", "--enable-peer-exchange=false", "--listen-port="+peer, "--disable-ipv6=true",
+		"--console-log-level=warn")
+}
+
+// rpcCall makes a JSON-RPC call with gorilla/rpc's json2 client, a
+// well-kept JSON-RPC 2.0 client, and returns the id it sent, the raw
+// answer, and what the client read of it: the result, or the error.
+func rpcCall(t *testing.T, url, method string, params ...any) (id string, raw *reply, result any, rpcErr *json2.Error) {
+	t.Helper()
+	if params == nil {
+		params = []any{} // aria2 refuses "params": null
+	}
+	call, err := json2.EncodeClientRequest(method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = send(t, "POST", url, call, "Content-Type", "application/json")
+	err = json2.DecodeClientResponse(bytes.NewReader(raw.body), &result)
+	if err != nil && !errors.As(err, &rpcErr) {
+		t.Fatalf("%s: the client read no JSON-RPC answer: %v; %d %s", method, err, raw.status, raw.body)
+	}
+	return gjson.GetBytes(call, "id").Raw, raw, result, rpcErr
+}
+
+// TestLegacyAria2: aria2's JSON-RPC errors reach a JSON-RPC client as
+// JSON-RPC errors of the call it made, which now say what to send; the
+// routes chosen by method ask each method's arguments of it alone; the
+// corrected calls succeed, over HTTP and MCP.
+func TestLegacyAria2(t *testing.T) {
+	t.Parallel()
+	api := startAria2(t)
+	config := "testdata/legacy/aria2.yaml"
+	sp := startSignpost(t, config, api)
+	for _, tc := range []struct {
+		name, method string
+		params       []any
+		bare         string // the bare API's error message
+		code         int
+		message      string
+		data         string // signpost's members
+	}{
+		{"a method misnamed", "aria2.tellStatuss", []any{"2089b05ecca3d829"}, "No such method: aria2.tellStatuss", 1,
+			"must be one of 12 permitted values", // too many to list: did_you_mean says the one meant
+			`{"error":"unknown_method","field":"method","upstream_code":"1","received":"aria2.tellStatuss","did_you_mean":["aria2.tellStatus"],"retryable":false}`},
+		{"a GID that is none", "aria2.tellStatus", []any{"zzzz"}, "Invalid GID zzzz", -32602,
+			"must be a GID: 16 hex digits, e.g. 2089b05ecca3d829",
+			`{"error":"invalid_gid","field":"gid","received":"zzzz","retryable":false}`},
+		{"a GID of no download", "aria2.tellStatus", []any{"0123456789abcdef"}, "GID 0123456789abcdef is not found", 1,
+			`no download has the GID "0123456789abcdef"; call tell_active first`,
+			`{"error":"unknown_gid","field":"gid","upstream_code":"1","received":"0123456789abcdef","next_call":{"call":"tell_active","arguments":{"method":"aria2.tellActive"}},"retryable":false}`},
+		{"an option value it has not", "aria2.changeGlobalOption", []any{map[string]string{"file-allocation": "bogus"}},
+			"We encountered a problem while processing the option '--file-allocation'.", -32602,
+			"must be one of: none, prealloc, trunc, falloc",
+			`{"error":"invalid_file_allocation","field":"file_allocation","received":"bogus","retryable":false}`},
+	} {
+		if _, _, _, bare := rpcCall(t, api+"/jsonrpc", tc.method, tc.params...); bare == nil || bare.Message != tc.bare {
+			t.Errorf("%s: the bare API's error: %+v, want %q", tc.name, bare, tc.bare)
+		}
+		id, raw, _, got := rpcCall(t, sp.URL+"/jsonrpc", tc.method, tc.params...)
+		if got == nil || int(got.Code) != tc.code || got.Message != tc.message {
+			t.Errorf("%s: the client read %+v, want %d %q", tc.name, got, tc.code, tc.message)
+		}
+		if answered := gjson.GetBytes(raw.body, "id").Raw; answered != id {
+			t.Errorf("%s: the answer's id %s, the call's %s", tc.name, answered, id)
+		}
+		if data := gjson.GetBytes(raw.body, "error.data").Raw; data != tc.data {
+			t.Errorf("%s: data %s\nwant %s", tc.name, data, tc.data)
+		}
+	}
+	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "tell_status", "code", "unknown_gid", "field", "gid")
+
+	// The corrected calls succeed.
+	if _, raw, result, err := rpcCall(t, sp.URL+"/jsonrpc", "aria2.changeGlobalOption", map[string]string{"file-allocation": "none"}); err != nil || result != "OK" {
+		t.Errorf("the corrected option: %v %v %s", result, err, raw.body)
+	}
+	if _, raw, result, err := rpcCall(t, sp.URL+"/jsonrpc", "aria2.tellActive"); err != nil || result == nil {
+		t.Errorf("the call the error names: %v %v %s", result, err, raw.body)
+	}
+
+	// Over MCP, each method is a tool, its name filled in.
+	m := startMCP(t, "stdio", config, api)
+	wrong := readResult(t, m.call(t, "tell_status", `{"gid":"zzzz"}`))
+	if !wrong.isError || gjson.Get(wrong.structured, "error").Str != "invalid_gid" {
+		t.Errorf("MCP, a GID that is none: %+v", wrong)
+	}
+	none := readResult(t, m.call(t, "tell_status", `{"gid":"0123456789abcdef"}`))
+	if !none.isError || gjson.Get(none.structured, "next_call.call").Str != "tell_active" {
+		t.Errorf("MCP, a GID of no download: %+v", none)
+	}
+	right := readResult(t, m.call(t, "change_global_option", `{"max_overall_download_limit":"1M"}`))
+	if right.isError || gjson.Get(right.text, "result").Str != "OK" {
+		t.Errorf("MCP, the corrected option: %+v", right)
 	}
 }
