@@ -1,6 +1,9 @@
 package rewrite
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestXMLValue reads elements by their path of local names, indexed from
 // 1, in any namespace, as their trimmed text.
@@ -56,4 +59,22 @@ func TestXMLProblem(t *testing.T) {
 			t.Errorf("xmlProblem(%q) = %q, want %q", body, got, want)
 		}
 	}
+}
+
+// FuzzXMLValue reads any element path in any body: no panic, and a value
+// found is trimmed text with no markup left in it.
+func FuzzXMLValue(f *testing.F) {
+	f.Add(`<methodCall><methodName>m</methodName><params><param><value><string>x</string></value></param></params></methodCall>`, "methodCall/params/param[1]/value")
+	f.Add(`<a><b>1</b><b>2</b></a>`, "a/b[2]")
+	f.Add(`<a><![CDATA[<b>]]></a>`, "a")
+	f.Fuzz(func(t *testing.T, body, path string) {
+		v, ok := xmlValue([]byte(body), path)
+		if !ok && v != "" {
+			t.Errorf("a value %q where no element was found", v)
+		}
+		if v != strings.TrimSpace(v) {
+			t.Errorf("value %q is not trimmed", v)
+		}
+		_ = xmlProblem([]byte(body))
+	})
 }
