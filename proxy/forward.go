@@ -31,14 +31,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	ex.out = upstream.Request{In: r, Body: ex.req.Body, Host: p.target.Host, Own: RequestIDHeader, Early: w}
 	hs := handshakeOf(ex, r)
 	if hs != nil {
-		p.withToken(hs, r.Header)
+		p.withToken(r.Context(), hs, r.Header)
 	}
 	res, err := p.conns.Exchange(r.Context(), p.upstreamAddr, &ex.out, &ex.response)
-	if err == nil && hs != nil && p.handshook(hs, res) {
+	if err == nil && hs != nil && p.handshook(r.Context(), hs, res, r.Header) {
 		// Refused for want of the token it hands out: sent again with it.
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
 		res.Body.Close()
-		p.withToken(hs, r.Header)
 		res, err = p.conns.Exchange(r.Context(), p.upstreamAddr, &ex.out, &ex.response)
 	}
 	if err != nil {

@@ -2,11 +2,17 @@ package proxy
 
 import (
 	"bytes"
+	"context"
+	"hash/maphash"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/rules"
+	"github.com/tidwall/gjson"
 )
 
 // handshakeOf returns the handshake of the exchange's route when the
@@ -23,27 +29,132 @@ func handshakeOf(ex *exchange, r *http.Request) *rules.Handshake {
 	return ex.route.Handshake
 }
 
-// withToken sets on h the token kept for the handshake hs, if one is.
-func (p *Proxy) withToken(hs *rules.Handshake, h http.Header) {
-	if tok, ok := p.shared.tokens.Load(hs.Header); ok {
-		h[hs.Header] = []string{tok.(string)}
+// withToken sets on h, a request's header, the token kept for the
+// handshake hs; for a handshake with a call, fetched first when none is.
+func (p *Proxy) withToken(ctx context.Context, hs *rules.Handshake, h http.Header) {
+	k := tokenKey(hs, h)
+	tok, ok := p.shared.tokens.get(k)
+	if !ok && hs.Call != nil {
+		tok, ok = p.fetchToken(ctx, hs, h)
+	}
+	if ok {
+		h[hs.Header] = []string{tok}
 	}
 }
 
-// handshook reports whether res is the upstream handing out the token of
-// hs (its status, the token in its header), and keeps the token for every
-// later call. The call it answers was refused for want of it, and is to
-// be sent again with it: the upstream did not act on it.
-func (p *Proxy) handshook(hs *rules.Handshake, res *http.Response) bool {
+// handshook reports whether res is the upstream refusing a call for want
+// of the token of hs, and keeps a new token for every later call, set on
+// h: the token its header hands out, or, for a handshake with a call, one
+// fetched anew. The call was refused, and is to be sent again with it:
+// the upstream did not act on it.
+func (p *Proxy) handshook(ctx context.Context, hs *rules.Handshake, res *http.Response, h http.Header) bool {
 	if res.StatusCode != hs.Status {
 		return false
 	}
-	tok := httpwire.FirstValue(res.Header[hs.Header])
-	if tok == "" || !validToken(tok) {
-		return false
+	var tok string
+	if hs.Call != nil {
+		var ok bool
+		if tok, ok = p.fetchToken(ctx, hs, h); !ok {
+			return false
+		}
+	} else {
+		tok = httpwire.FirstValue(res.Header[hs.Header])
+		if tok == "" || !validToken(tok) {
+			return false
+		}
+		p.shared.tokens.put(tokenKey(hs, h), tok)
 	}
-	p.shared.tokens.Store(hs.Header, tok)
+	h[hs.Header] = []string{tok}
 	return true
+}
+
+// fetchToken makes the handshake's call, with the caller's credentials,
+// and keeps the token its answer holds: at the gjson path Token of its
+// JSON body, or in its header. ok is false when the call fails or holds
+// no token that can be sent as a header.
+func (p *Proxy) fetchToken(ctx context.Context, hs *rules.Handshake, h http.Header) (string, bool) {
+	req, err := http.NewRequestWithContext(ctx, hs.Call.Method, strings.TrimSuffix(p.target.String(), "/")+hs.Call.Path, nil)
+	if err != nil {
+		return "", false
+	}
+	for _, k := range credentialFields {
+		if vv, ok := h[k]; ok {
+			req.Header[k] = vv
+		}
+	}
+	res, err := p.shared.Fallback.RoundTrip(req)
+	if err != nil {
+		return "", false
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxTokenAnswer))
+	if res.StatusCode/100 != 2 {
+		return "", false
+	}
+	tok := httpwire.FirstValue(res.Header[hs.Header])
+	if hs.Token != "" {
+		tok = gjson.GetBytes(body, hs.Token).Str
+	}
+	if tok == "" || !validToken(tok) {
+		return "", false
+	}
+	p.shared.tokens.put(tokenKey(hs, h), tok)
+	return tok, true
+}
+
+// maxTokenAnswer bounds what is read of a handshake call's answer.
+const maxTokenAnswer = 64 << 10
+
+// credentialFields are the request fields a handshake's call carries on
+// the caller's behalf: a CSRF token is the caller's session's.
+var credentialFields = []string{"Authorization", "Cookie"}
+
+// tokenKey is what a kept token is found by: its header, and for a token
+// fetched by a call, the caller's credentials, as a hash, since such a
+// token is issued to them.
+func tokenKey(hs *rules.Handshake, h http.Header) string {
+	if hs.Call == nil {
+		return hs.Header
+	}
+	var d maphash.Hash
+	d.SetSeed(tokenSeed)
+	for _, k := range credentialFields {
+		for _, v := range h[k] {
+			d.WriteString(v)
+			d.WriteByte(0)
+		}
+		d.WriteByte(1)
+	}
+	return hs.Header + "\x00" + strconv.FormatUint(d.Sum64(), 16)
+}
+
+var tokenSeed = maphash.MakeSeed()
+
+// tokens keeps the tokens handshakes hand out, at most maxTokens: past
+// that it starts again empty, each caller fetching its own anew.
+type tokens struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxTokens bounds the tokens kept: callers with credentials of their
+// own each have one.
+const maxTokens = 4096
+
+func (t *tokens) get(k string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tok, ok := t.m[k]
+	return tok, ok
+}
+
+func (t *tokens) put(k, tok string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || len(t.m) >= maxTokens {
+		t.m = make(map[string]string)
+	}
+	t.m[k] = tok
 }
 
 // validToken reports whether a token can be sent back as a header value:
@@ -78,9 +189,9 @@ func (t handshakes) RoundTrip(r *http.Request) (*http.Response, error) {
 	if hs == nil {
 		return t.next.RoundTrip(r)
 	}
-	t.p.withToken(hs, r.Header)
+	t.p.withToken(r.Context(), hs, r.Header)
 	res, err := t.next.RoundTrip(r)
-	if err != nil || !t.p.handshook(hs, res) {
+	if err != nil || !t.p.handshook(r.Context(), hs, res, r.Header) {
 		return res, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
@@ -91,6 +202,5 @@ func (t handshakes) RoundTrip(r *http.Request) (*http.Response, error) {
 	} else {
 		again.Body, again.ContentLength = http.NoBody, 0
 	}
-	t.p.withToken(hs, again.Header)
 	return t.next.RoundTrip(again)
 }

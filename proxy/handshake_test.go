@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +121,119 @@ func TestHandshake(t *testing.T) {
 				}
 				if last != s.body {
 					t.Errorf("%s: the upstream got %q, want the body whole", s.name, last)
+				}
+			}
+		})
+	}
+}
+
+// crumbUpstream answers as Jenkins does: a POST needs the crumb its
+// issuer hands each user, and is refused 403 without the current one.
+type crumbUpstream struct {
+	mu      sync.Mutex
+	crumb   map[string]string // by Authorization
+	issued  int
+	builds  []string // the bodies of the builds done
+	refused int
+}
+
+func (c *crumbUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	user := r.Header.Get("Authorization")
+	switch r.URL.Path {
+	case "/crumbIssuer/api/json":
+		if user == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		c.issued++
+		c.crumb[user] = user + "-crumb-" + strconv.Itoa(c.issued)
+		fmt.Fprintf(w, `{"crumb":%q,"crumbRequestField":"Jenkins-Crumb"}`, c.crumb[user])
+	case "/job/build":
+		if got := r.Header.Get("Jenkins-Crumb"); got == "" || got != c.crumb[user] {
+			c.refused++
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "No valid crumb was included in the request")
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		c.builds = append(c.builds, user+" "+string(body))
+		w.WriteHeader(http.StatusCreated)
+	}
+}
+
+// expire makes every crumb handed out stale, as a restart does.
+func (c *crumbUpstream) expire() {
+	c.mu.Lock()
+	clear(c.crumb)
+	c.mu.Unlock()
+}
+
+func (c *crumbUpstream) seen() (issued, refused int, builds []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.issued, c.refused, slices.Clone(c.builds)
+}
+
+// TestHandshakeFetchedFirst: a token handed out by a call of its own (a
+// CSRF crumb) is fetched before the first call that needs it, with the
+// caller's credentials, and kept per caller; a refusal of the declared
+// status fetches it anew and sends the call again once, whole. The caller
+// never sees the crumb.
+func TestHandshakeFetchedFirst(t *testing.T) {
+	cfg, err := rules.Parse("crumb.yaml", []byte(`
+routes:
+  build:
+    method: POST
+    path: /job/build
+    handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := NewTransport(0)
+	t.Cleanup(transport.CloseIdleConnections)
+	for _, path := range []string{"direct", "general"} {
+		t.Run(path, func(t *testing.T) {
+			up := &crumbUpstream{crumb: map[string]string{}}
+			srv := httptest.NewServer(up)
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL)
+			opts := Options{Upstream: u}
+			if path == "general" {
+				opts.Transport = transport
+			}
+			p, err := New(cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			build := func(user, body string) int {
+				r := httptest.NewRequest("POST", "/job/build", strings.NewReader(body))
+				r.Header.Set("Authorization", user)
+				return serveOn(p, r).Code
+			}
+			steps := []struct {
+				user, body      string
+				expire          bool
+				issued, refused int
+			}{
+				{"Basic ada", "one", false, 1, 0},   // fetched first: no refusal
+				{"Basic ada", "two", false, 1, 0},   // kept
+				{"Basic bob", "three", false, 2, 0}, // another caller's own
+				{"Basic ada", "four", true, 3, 1},   // stale: refused, fetched anew, sent again
+			}
+			for i, s := range steps {
+				if s.expire {
+					up.expire()
+				}
+				if code := build(s.user, s.body); code != http.StatusCreated {
+					t.Errorf("step %d: %d", i, code)
+				}
+				issued, refused, builds := up.seen()
+				if issued != s.issued || refused != s.refused || len(builds) != i+1 || builds[i] != s.user+" "+s.body {
+					t.Errorf("step %d: %d issued, %d refused, builds %q", i, issued, refused, builds)
 				}
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
@@ -41,8 +40,8 @@ type Shared struct {
 	// Budget bounds the bytes all requests together hold in buffers.
 	Budget *budget.Budget
 
-	// tokens keeps what upstreams handed out in handshakes, by header.
-	tokens sync.Map
+	// tokens keeps what upstreams handed out in handshakes.
+	tokens tokens
 }
 
 // SharedOptions size what NewShared builds.

@@ -341,6 +341,18 @@ func (w *When) String() string {
 type Handshake struct {
 	Status int
 	Header string // canonical
+	// Call, when set, is the call that hands the token out, made before
+	// the first call that needs it and again after a refusal of Status;
+	// Token is the gjson path of the token in its JSON answer, or "" for
+	// its answer's header Header.
+	Call  *HandshakeCall
+	Token string
+}
+
+// HandshakeCall is the upstream call a handshake fetches its token with:
+// a CSRF token's or crumb's issuer.
+type HandshakeCall struct {
+	Method, Path string
 }
 
 // Concerns reports whether some error rule of the route could match an

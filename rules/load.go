@@ -1069,7 +1069,7 @@ func checkXMLPath(s string) error {
 }
 
 // handshakeKeys are the keys of a route's handshake:.
-var handshakeKeys = []string{"status", "header"}
+var handshakeKeys = []string{"status", "header", "call", "token"}
 
 // handshake reads a route's handshake: the status and the response header
 // by which the upstream hands out the token it wants on every call.
@@ -1094,18 +1094,71 @@ func (l *loader) handshake(n *yaml.Node, path string) *Handshake {
 				}
 				h.Header = http.CanonicalHeaderKey(s)
 			}
+		case "call":
+			h.Call = l.handshakeCall(kv.val, p)
+		case "token":
+			if s, ok := l.scalar(kv.val, p, "crumb"); ok {
+				h.Token = s
+			}
 		}
 	}
-	for _, k := range handshakeKeys {
-		if !containsPair(pairs, k) {
-			l.errorf(l.deref(n), join(path, k), "missing; a handshake names the status and the header the upstream hands its token out with, e.g. handshake: %s", eg)
-			return nil
-		}
+	if !containsPair(pairs, "header") {
+		l.errorf(l.deref(n), join(path, "header"), "missing; a handshake names the header the token goes in, e.g. handshake: %s", eg)
+		return nil
+	}
+	switch {
+	case h.Call == nil && containsPair(pairs, "call"):
+		return nil
+	case h.Call == nil && !containsPair(pairs, "status"):
+		l.errorf(l.deref(n), join(path, "status"), "missing; a handshake names the status the upstream hands its token out with, e.g. handshake: %s, or the call that hands it out, e.g. handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}", eg)
+		return nil
+	case h.Call == nil && h.Token != "":
+		l.errorf(l.deref(n), join(path, "token"), "reads the token from the answer of call:, which this handshake has none of; drop token:, or name the call, e.g. call: {method: GET, path: /crumbIssuer/api/json}")
+		return nil
+	case h.Call != nil && h.Status == 0:
+		h.Status = http.StatusForbidden // the usual refusal of a stale CSRF token
 	}
 	if h.Status == 0 || h.Header == "" {
 		return nil
 	}
 	return h
+}
+
+// handshakeCall reads a handshake's call: the method and path of the
+// upstream call that hands the token out.
+func (l *loader) handshakeCall(n *yaml.Node, path string) *HandshakeCall {
+	const eg = "{method: GET, path: /crumbIssuer/api/json}"
+	pairs := l.mapping(n, path, []string{"method", "path"}, "a call mapping, e.g. "+eg)
+	if pairs == nil {
+		return nil
+	}
+	c := &HandshakeCall{}
+	for _, kv := range pairs {
+		p := join(path, kv.key)
+		s, ok := l.scalar(kv.val, p, "GET")
+		if !ok {
+			return nil
+		}
+		switch kv.key {
+		case "method":
+			if !MethodToken(s) {
+				l.errorf(l.deref(kv.val), p, "method %q is not an HTTP method token, e.g. GET", s)
+				return nil
+			}
+			c.Method = s
+		case "path":
+			if !strings.HasPrefix(s, "/") || TargetFault(s) != nil {
+				l.errorf(l.deref(kv.val), p, "path %q must be a request target starting with /, e.g. /crumbIssuer/api/json", s)
+				return nil
+			}
+			c.Path = s
+		}
+	}
+	if c.Method == "" || c.Path == "" {
+		l.errorf(l.deref(n), path, "must name the method and the path, e.g. call: %s", eg)
+		return nil
+	}
+	return c
 }
 
 // encoding settles how the route's body is written: as body: says, else
