@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/rules"
@@ -129,47 +128,6 @@ func tokenKey(hs *rules.Handshake, h http.Header) string {
 }
 
 var tokenSeed = maphash.MakeSeed()
-
-// tokens keeps the tokens handshakes hand out, at most maxTokens: past
-// that it starts again empty, each caller fetching its own anew.
-type tokens struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-// maxTokens bounds the tokens kept: callers with credentials of their
-// own each have one.
-const maxTokens = 4096
-
-func (t *tokens) get(k string) (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	tok, ok := t.m[k]
-	return tok, ok
-}
-
-func (t *tokens) put(k, tok string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil || len(t.m) >= maxTokens {
-		t.m = make(map[string]string)
-	}
-	t.m[k] = tok
-}
-
-// validToken reports whether a token can be sent back as a header value:
-// visible ASCII and spaces, at most 4 KiB.
-func validToken(s string) bool {
-	if len(s) > 4<<10 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c > '~' {
-			return false
-		}
-	}
-	return true
-}
 
 // handshakes sends a call again once the upstream answered it with a
 // handshake, on the general path (httputil.ReverseProxy): the transport

@@ -152,14 +152,16 @@ const (
 	rewriteRPCServerError   = -32000
 )
 
-// TestJSONRPCBatchPasses: before mode does not refuse a batch, which is
-// calls of their own, and the upstream's answer to it passes on as it
-// came; a success passes untouched.
-func TestJSONRPCBatchPasses(t *testing.T) {
+// TestJSONRPCBatch: before mode does not refuse a batch, which is calls of
+// their own; in the upstream's answer to it, each error is rewritten as
+// its call's own answer would be, with its id, and each result passes as
+// it came; a lone success passes untouched.
+func TestJSONRPCBatch(t *testing.T) {
 	p := rpcProxy(t, "before")
 	batch := `[{"jsonrpc":"2.0","id":"a","method":"aria2.addUri","params":[["http://127.0.0.1/a"]]},{"jsonrpc":"2.0","id":"b","method":"nope"}]`
 	w := serveOn(p, httptest.NewRequest("POST", "/jsonrpc", strings.NewReader(batch)))
-	want := `[{"id":"a","jsonrpc":"2.0","result":"2089b05ecca3d829"},{"id":"b","jsonrpc":"2.0","error":{"code":1,"message":"No such method: nope"}}]`
+	want := `[{"id":"a","jsonrpc":"2.0","result":"2089b05ecca3d829"},` +
+		`{"jsonrpc":"2.0","id":"b","error":{"code":1,"message":"must be one of: aria2.addUri, aria2.tellStatus, aria2.remove","data":{"error":"unknown_method","field":"method","upstream_code":"1","received":"nope","retryable":false}}}]`
 	if w.Code != 200 || w.Body.String() != want {
 		t.Errorf("batch: %d %s\nwant 200 %s", w.Code, w.Body, want)
 	}

@@ -185,6 +185,9 @@ type exchange struct {
 	id      string       // the request id, forwarded and returned
 	idValue []string     // id as a header value, shared by both directions
 	route   *rules.Route // nil when no route declares the request
+	// batch is the routes a JSON-RPC batch's calls are chosen among, each
+	// by its own body: the request's route, or its group.
+	batch   []*rules.Route
 	req     rewrite.Request
 	caller  learn.Caller // who sent the request
 	outcome string       // for metrics: one of the metrics.Outcome constants
@@ -375,6 +378,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			default:
 				ex.req.Body = body
+			}
+		}
+		if rewrite.IsBatch(&ex.req) {
+			ex.batch = []*rules.Route{route}
+			if len(route.Group) > 1 {
+				ex.batch = route.Group
 			}
 		}
 		if len(route.Group) > 1 {

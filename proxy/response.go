@@ -79,6 +79,9 @@ func (p *Proxy) modify(res *http.Response, ex *exchange) error {
 	status := res.StatusCode
 	ex.status = status
 	if status < 400 {
+		if status < 300 && ex.batch != nil {
+			return p.inspectBatch(res, ex)
+		}
 		if status < 300 && ex.route != nil {
 			if ex.route.Concerns(status) {
 				return p.inspectSuccess(res, ex)

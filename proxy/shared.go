@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/signpost-proxy/signpost/internal/budget"
@@ -122,4 +123,45 @@ func NewTransportWith(dial, headerTimeout time.Duration) *http.Transport {
 	}
 	t.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
 	return t
+}
+
+// tokens keeps the tokens handshakes hand out, at most maxTokens: past
+// that it starts again empty, each caller fetching its own anew.
+type tokens struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// maxTokens bounds the tokens kept: callers with credentials of their
+// own each have one.
+const maxTokens = 4096
+
+func (t *tokens) get(k string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tok, ok := t.m[k]
+	return tok, ok
+}
+
+func (t *tokens) put(k, tok string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || len(t.m) >= maxTokens {
+		t.m = make(map[string]string)
+	}
+	t.m[k] = tok
+}
+
+// validToken reports whether a token can be sent back as a header value:
+// visible ASCII and spaces, at most 4 KiB.
+func validToken(s string) bool {
+	if len(s) > 4<<10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -132,6 +132,10 @@ func (r *Request) bodyObject() bool {
 	return r.bodyJSON && gjson.Parse(r.text).IsObject()
 }
 
+// IsBatch reports whether the request's body is a JSON array, a JSON-RPC
+// batch of calls.
+func IsBatch(r *Request) bool { return r.batch() }
+
 // batch reports whether the body is a JSON array: a JSON-RPC batch.
 func (r *Request) batch() bool {
 	return r.Body != nil && rules.IsJSON(r.Body) && gjson.ParseBytes(r.Body).IsArray()

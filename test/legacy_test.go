@@ -466,6 +466,18 @@ func TestLegacyAria2(t *testing.T) {
 		t.Errorf("the call the error names: %v %v %s", result, err, raw.body)
 	}
 
+	// A batch: each error is rewritten as its own call's answer, each
+	// result passes as it came.
+	batch := `[{"jsonrpc":"2.0","id":"a","method":"aria2.getVersionn","params":[]},{"jsonrpc":"2.0","id":"b","method":"aria2.tellActive","params":[]}]`
+	if bare := send(t, "POST", api+"/jsonrpc", []byte(batch)); gjson.GetBytes(bare.body, "0.error.message").Str != "No such method: aria2.getVersionn" {
+		t.Errorf("the bare batch answer: %d %s", bare.status, bare.body)
+	}
+	got := send(t, "POST", sp.URL+"/jsonrpc", []byte(batch), "Content-Type", "application/json")
+	if got.status != 200 || gjson.GetBytes(got.body, "0.id").Str != "a" || gjson.GetBytes(got.body, "0.error.data.did_you_mean.0").Str != "aria2.getVersion" ||
+		gjson.GetBytes(got.body, "1.id").Str != "b" || !gjson.GetBytes(got.body, "1.result").IsArray() {
+		t.Errorf("the batch answer: %d %s", got.status, got.body)
+	}
+
 	// Over MCP, each method is a tool, its name filled in.
 	m := startMCP(t, "stdio", config, api)
 	wrong := readResult(t, m.call(t, "tell_status", `{"gid":"zzzz"}`))
