@@ -1,6 +1,8 @@
 package rules_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -43,5 +45,33 @@ func TestFormBodies(t *testing.T) {
 	}
 	if got := cfg.Route("create_price").Field("line_price").Key; got != "items[0][price]" {
 		t.Errorf("a bracketed key is the form's key as written: got %q", got)
+	}
+}
+
+// TestXMLRouteSchemaClosed: an XML route's tool takes no argument but its
+// declared fields, which are all its body can hold; other routes take
+// more, since the upstream may.
+func TestXMLRouteSchemaClosed(t *testing.T) {
+	cfg := mustParse(t, `
+routes:
+  process_info:
+    method: POST
+    path: /RPC2
+    body: xml
+    fields:
+      name: {key: 'methodCall/params/param[1]/value'}
+  add:
+    method: POST
+    path: /add
+    body: form
+`)
+	for name, want := range map[string]string{"process_info": `"additionalProperties":false`, "add": `"additionalProperties":true`} {
+		b, err := json.Marshal(cfg.Route(name).InputSchema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s: %s, want %s", name, b, want)
+		}
 	}
 }

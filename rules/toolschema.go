@@ -67,6 +67,9 @@ type Schema struct {
 	Properties []*Property
 	// Required names the required arguments, in declared order.
 	Required []string
+	// Closed says no other argument is taken: an XML body holds only the
+	// declared elements.
+	Closed bool
 }
 
 // Property is the JSON Schema of one argument. It marshals its members in
@@ -201,7 +204,7 @@ func (r *Route) toolDescription() string {
 // no field declares. Undeclared arguments are allowed, since the upstream
 // may take more than the file declares.
 func (r *Route) InputSchema() *Schema {
-	s := &Schema{}
+	s := &Schema{Closed: r.Body == EncodingXML}
 	declared := map[string]bool{}
 	for _, f := range r.Fields {
 		if f.In == InPath {
@@ -424,7 +427,7 @@ func templatePatterns(tpl string) []templateVar {
 }
 
 // MarshalJSON writes the schema as {"type": "object", "properties",
-// "required", "additionalProperties": true}.
+// "required", "additionalProperties"}: true, but for a closed one.
 func (s *Schema) MarshalJSON() ([]byte, error) { return marshal(s.members()) }
 
 func (s *Schema) members() object {
@@ -436,7 +439,7 @@ func (s *Schema) members() object {
 	if len(s.Required) > 0 {
 		o = append(o, member{"required", s.Required})
 	}
-	return append(o, member{"additionalProperties", true})
+	return append(o, member{"additionalProperties", !s.Closed})
 }
 
 // strictMembers writes the schema in the subset of JSON Schema OpenAI's
