@@ -61,7 +61,7 @@ func upstreamSaid(up *Upstream, route *rules.Route, req *Request, message func(s
 	raw := up.Body.Raw
 	var code, msg string
 	var details []string
-	if rules.IsJSON(raw) {
+	if up.Body.IsJSON() {
 		code, msg, details = jsonSaid(raw, up.Status)
 	} else {
 		mt, _, _ := mime.ParseMediaType(up.Header.Get("Content-Type"))

@@ -94,6 +94,10 @@ func (b *Body) get(path string) gjson.Result {
 	return b.value
 }
 
+// IsJSON reports whether the body is JSON (see IsJSON), checked once for
+// every rule and reader of it.
+func (b *Body) IsJSON() bool { return b.isJSON() }
+
 func (b *Body) isJSON() bool {
 	if !b.checked {
 		b.valid, b.checked = IsJSON(b.Raw), true
