@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ type xmlNode struct {
 	name     string
 	text     string
 	children []*xmlNode
+	buf      []byte // the text, as it is read
 }
 
 // set puts text at path (steps as rules' XML fields write them,
@@ -88,6 +90,9 @@ func buildXML(paths, texts []string) []byte {
 // error member beside faultCode and faultString), else as the body it is.
 // isFault is false for any other body.
 func xmlrpcFault(body []byte) (out []byte, isFault bool) {
+	if !bytes.Contains(body, []byte("<methodResponse")) || !bytes.Contains(body, []byte("<fault>")) {
+		return nil, false // most results: not read as XML at all
+	}
 	doc, err := parseXML(body)
 	if err != nil || doc.name != "methodResponse" {
 		return nil, false
@@ -138,13 +143,21 @@ func parseXML(body []byte) (*xmlNode, error) {
 				top.children = append(top.children, n)
 			} else if root == nil {
 				root = n
+			} else {
+				return nil, errors.New("a second root element")
+			}
+			if root.name != "methodResponse" {
+				return nil, errors.New("not an XML-RPC response")
 			}
 			stack = append(stack, n)
 		case xml.EndElement:
+			n := stack[len(stack)-1]
+			n.text, n.buf = string(n.buf), nil
 			stack = stack[:len(stack)-1]
 		case xml.CharData:
 			if len(stack) > 0 {
-				stack[len(stack)-1].text += string(t)
+				n := stack[len(stack)-1]
+				n.buf = append(n.buf, t...)
 			}
 		}
 	}

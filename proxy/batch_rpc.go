@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/signpost-proxy/signpost/internal/budget"
 	"github.com/signpost-proxy/signpost/internal/httpwire"
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -34,6 +35,11 @@ func (p *Proxy) inspectBatch(res *http.Response, ex *exchange) error {
 	case errors.Is(err, errSlowBody):
 		return nil
 	case err != nil || int64(len(raw)) > limit:
+		// What was read, then the rest as it comes, or the break; a body
+		// the budget stopped reading goes on whole.
+		if errors.Is(err, budget.ErrSpent) {
+			err = nil
+		}
 		res.Body = c.KeepUntilClosed(putBack(raw, res.Body, err))
 		return nil
 	}

@@ -131,6 +131,11 @@ func TestErrorsCarriedInASuccess(t *testing.T) {
 					t.Errorf("%s: Content-Encoding %q on a rewritten body", tt.name, w.Header().Get("Content-Encoding"))
 				}
 			}
+			// A JSON array is no batch outside JSON-RPC: the route's rules
+			// for its successes apply.
+			if w := serveOn(p, httptest.NewRequest("POST", "/rpc", strings.NewReader(`[{"method":"torrent-set"}]`))); w.Code != 400 {
+				t.Errorf("an array body: %d %s; want the error its 200 carries", w.Code, w.Body)
+			}
 			// A success over the bound passes on whole, unread.
 			w := serveOn(p, httptest.NewRequest("POST", "/rpc", strings.NewReader(`{"method":"huge"}`)))
 			if w.Code != 200 || w.Body.Len() != 70<<10+48 || !strings.HasSuffix(w.Body.String(), `"}}`) {
@@ -139,8 +144,8 @@ func TestErrorsCarriedInASuccess(t *testing.T) {
 			if n := metricstest.Counter(t, reg, "signpost_rejections_total", "route", "rpc", "code", "unknown_method", "field", "method"); n != 2 {
 				t.Errorf("unknown_method rejections = %v, want 2", n)
 			}
-			if n, _ := metricstest.Histogram(t, reg, "signpost_request_duration_seconds", "route", "rpc", "outcome", metrics.OutcomeRewritten); n != 3 {
-				t.Errorf("rewritten outcomes = %d, want 3", n)
+			if n, _ := metricstest.Histogram(t, reg, "signpost_request_duration_seconds", "route", "rpc", "outcome", metrics.OutcomeRewritten); n != 4 {
+				t.Errorf("rewritten outcomes = %d, want 4", n)
 			}
 			if n, _ := metricstest.Histogram(t, reg, "signpost_request_duration_seconds", "route", "rpc", "outcome", metrics.OutcomeSuccess); n != 3 {
 				t.Errorf("success outcomes = %d, want 3 (the success word, no body, the huge one)", n)
@@ -184,5 +189,49 @@ func TestCarriedErrorIsNoRecovery(t *testing.T) {
 	}
 	if n, sum := metricstest.Histogram(t, reg, "signpost_recovery_attempts", "route", "rpc", "code", "unknown_method"); n != 1 || sum != 2 {
 		t.Errorf("recoveries: %d taking %v calls, want 1 taking 2", n, sum)
+	}
+}
+
+// TestCarriedOverTheBudget: a success the buffer budget leaves no room to
+// read passes on whole, as it came, on both upstream paths; so does one
+// in an encoding signpost does not read.
+func TestCarriedOverTheBudget(t *testing.T) {
+	big := `{"result":"success","pad":"` + strings.Repeat("x", 6000) + `"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("enc") != "" {
+			w.Header().Set("Content-Encoding", "br")
+			io.WriteString(w, `{"result":"no such torrent"}`) // as if compressed
+			return
+		}
+		io.WriteString(w, big)
+	}))
+	defer srv.Close()
+	cfg, err := rules.Parse("carried.yaml", []byte(carriedRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(srv.URL)
+	transport := NewTransport(0)
+	t.Cleanup(transport.CloseIdleConnections)
+	for _, path := range []string{"direct", "general"} {
+		shared := NewShared(cfg, SharedOptions{BufferBudget: 1 << 10})
+		opts := Options{Upstream: u, Shared: shared}
+		if path == "general" {
+			opts.Transport = transport
+		}
+		p, err := New(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := serveOn(p, httptest.NewRequest("POST", "/rpc", strings.NewReader(`{"method":"torrent-get"}`)))
+		if w.Code != 200 || w.Body.String() != big {
+			t.Errorf("%s: %d, %d bytes; want the success whole", path, w.Code, w.Body.Len())
+		}
+		w = serveOn(p, httptest.NewRequest("POST", "/rpc?enc=1", strings.NewReader(`{"method":"torrent-get"}`)))
+		if w.Code != 200 || w.Body.String() != `{"result":"no such torrent"}` || w.Header().Get("Content-Encoding") != "br" {
+			t.Errorf("%s, an encoding not read: %d %s", path, w.Code, w.Body)
+		}
+		p.Close()
+		shared.Close()
 	}
 }

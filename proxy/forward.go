@@ -36,7 +36,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	res, err := p.conns.Exchange(r.Context(), p.upstreamAddr, &ex.out, &ex.response)
 	if err == nil && hs != nil && p.handshook(r.Context(), hs, res, r.Header) {
 		// Refused for want of the token it hands out: sent again with it.
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
+		// The refusal's body is read for the connection's reuse only when
+		// it has arrived: one still on its way is no cause to wait.
+		if arrived(res.Body) {
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
+		}
 		res.Body.Close()
 		res, err = p.conns.Exchange(r.Context(), p.upstreamAddr, &ex.out, &ex.response)
 	}

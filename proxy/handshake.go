@@ -16,10 +16,10 @@ import (
 
 // handshakeOf returns the handshake of the exchange's route when the
 // request may be sent again after one: in enforce mode, with no body or a
-// body signpost read whole. Otherwise nil: the caller gets the upstream's
-// answer, handshake and all.
+// body signpost read whole, and not from a web page. Otherwise nil: the
+// caller gets the upstream's answer, handshake and all.
 func handshakeOf(ex *exchange, r *http.Request) *rules.Handshake {
-	if ex.route == nil || ex.route.Handshake == nil || ex.observing || ex.unreadBody {
+	if ex.route == nil || ex.route.Handshake == nil || ex.observing || ex.unreadBody || fromPage(r.Header) {
 		return nil
 	}
 	if ex.req.Body == nil && r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
@@ -28,10 +28,24 @@ func handshakeOf(ex *exchange, r *http.Request) *rules.Handshake {
 	return ex.route.Handshake
 }
 
+// fromPage reports whether a browser sent the request for a web page: it
+// names an Origin, or a fetch that is not the user's own. Such tokens are
+// an upstream's defence against pages that call it behind the user's back
+// (a session id, a CSRF crumb): signpost never answers the handshake for
+// them, nor lends them one, so that a page that can reach signpost gets no
+// further than it would with the upstream.
+func fromPage(h http.Header) bool {
+	if _, ok := h["Origin"]; ok {
+		return true
+	}
+	site := httpwire.FirstValue(h["Sec-Fetch-Site"])
+	return site != "" && site != "none"
+}
+
 // withToken sets on h, a request's header, the token kept for the
 // handshake hs; for a handshake with a call, fetched first when none is.
 func (p *Proxy) withToken(ctx context.Context, hs *rules.Handshake, h http.Header) {
-	k := tokenKey(hs, h)
+	k := tokenKey(p, hs, h)
 	tok, ok := p.shared.tokens.get(k)
 	if !ok && hs.Call != nil {
 		tok, ok = p.fetchToken(ctx, hs, h)
@@ -61,7 +75,7 @@ func (p *Proxy) handshook(ctx context.Context, hs *rules.Handshake, res *http.Re
 		if tok == "" || !validToken(tok) {
 			return false
 		}
-		p.shared.tokens.put(tokenKey(hs, h), tok)
+		p.shared.tokens.put(tokenKey(p, hs, h), tok)
 	}
 	h[hs.Header] = []string{tok}
 	return true
@@ -97,7 +111,7 @@ func (p *Proxy) fetchToken(ctx context.Context, hs *rules.Handshake, h http.Head
 	if tok == "" || !validToken(tok) {
 		return "", false
 	}
-	p.shared.tokens.put(tokenKey(hs, h), tok)
+	p.shared.tokens.put(tokenKey(p, hs, h), tok)
 	return tok, true
 }
 
@@ -108,12 +122,12 @@ const maxTokenAnswer = 64 << 10
 // the caller's behalf: a CSRF token is the caller's session's.
 var credentialFields = []string{"Authorization", "Cookie"}
 
-// tokenKey is what a kept token is found by: its header, and for a token
-// fetched by a call, the caller's credentials, as a hash, since such a
-// token is issued to them.
-func tokenKey(hs *rules.Handshake, h http.Header) string {
+// tokenKey is what a kept token is found by: the upstream and its header,
+// and for a token fetched by a call, the caller's credentials, as a hash,
+// since such a token is issued to them.
+func tokenKey(p *Proxy, hs *rules.Handshake, h http.Header) string {
 	if hs.Call == nil {
-		return hs.Header
+		return p.target.Host + "\x00" + hs.Header
 	}
 	var d maphash.Hash
 	d.SetSeed(tokenSeed)
@@ -124,7 +138,7 @@ func tokenKey(hs *rules.Handshake, h http.Header) string {
 		}
 		d.WriteByte(1)
 	}
-	return hs.Header + "\x00" + strconv.FormatUint(d.Sum64(), 16)
+	return p.target.Host + "\x00" + hs.Header + "\x00" + strconv.FormatUint(d.Sum64(), 16)
 }
 
 var tokenSeed = maphash.MakeSeed()
@@ -152,7 +166,6 @@ func (t handshakes) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || !t.p.handshook(r.Context(), hs, res, r.Header) {
 		return res, err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
 	res.Body.Close()
 	again := r.Clone(r.Context())
 	if ex.req.Body != nil {

@@ -103,12 +103,21 @@ func TestHandshake(t *testing.T) {
 				{"the id is kept", "/transmission/rpc", `{"method":"torrent-get"}`, "", 200, 3},
 				{"a new id is fetched", "/transmission/rpc", `{"method":"torrent-set"}`, "s-2", 200, 5},
 				{"no handshake declared", "/transmission/web", `{"method":"session-get"}`, "", 409, 6},
+				{"a web page's call gets no token", "/transmission/rpc", `{"method":"torrent-remove"}`, "origin", 409, 7},
 			}
 			for _, s := range steps {
-				if s.rotate != "" {
+				var w *httptest.ResponseRecorder
+				switch s.rotate {
+				case "origin":
+					r := httptest.NewRequest("POST", s.target, strings.NewReader(s.body))
+					r.Header.Set("Origin", "http://pages.example")
+					w = serveOn(p, r)
+				case "":
+					w = call(s.target, s.body)
+				default:
 					up.rotate(s.rotate)
+					w = call(s.target, s.body)
 				}
-				w := call(s.target, s.body)
 				if w.Code != s.status {
 					t.Errorf("%s: %d %s", s.name, w.Code, w.Body)
 				}

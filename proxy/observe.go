@@ -43,7 +43,7 @@ func (p *Proxy) observes(route *rules.Route) bool {
 // is judged once the body is known (judgeBefore). r goes on unchanged.
 func (p *Proxy) observeRequest(r *http.Request, ex *exchange) {
 	ex.requestType = httpwire.FirstValue(r.Header["Content-Type"])
-	if r.Body != nil && r.Body != http.NoBody && (namesJSON(ex.requestType) || namesForm(ex.requestType)) && r.ContentLength <= observeBodyLimit {
+	if r.Body != nil && r.Body != http.NoBody && (namesJSON(ex.requestType) || namesForm(ex.requestType) || namesXML(ex.requestType)) && r.ContentLength <= observeBodyLimit {
 		if r.ContentLength < 0 || !arrived(r.Body) {
 			ex.held.Budget = p.budget
 			ex.tee = &teeBody{body: r.Body, size: r.ContentLength, limit: observeBodyLimit, c: &ex.held}
@@ -88,6 +88,14 @@ func (p *Proxy) judgeBefore(ex *exchange) {
 	if e := rewrite.Before(route, &ex.req, p.cfg.Limits); e != nil {
 		p.would(ex, e, nil)
 	}
+}
+
+// namesXML reports whether a Content-Type names XML, as XML-RPC calls and
+// WebDAV bodies are sent.
+func namesXML(ctype string) bool {
+	mt, _, _ := strings.Cut(ctype, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "text/xml" || mt == "application/xml" || strings.HasSuffix(mt, "+xml")
 }
 
 // namesForm reports whether a Content-Type names a urlencoded form.

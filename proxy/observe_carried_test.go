@@ -168,3 +168,28 @@ func TestObserveRPCMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveXMLRPCMethods: XML-RPC calls, sent as text/xml, are recorded
+// per method, as JSON ones are.
+func TestObserveXMLRPCMethods(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, `<?xml version='1.0'?><methodResponse><params><param><value><string>ok</string></value></param></params></methodResponse>`)
+	}))
+	defer srv.Close()
+	p := proxyTo(t, "mode: observe\n", srv.URL)
+	for _, method := range []string{"supervisor.getState", "supervisor.getState", "supervisor.getProcessInfo"} {
+		r := httptest.NewRequest("POST", "/RPC2", strings.NewReader(`<?xml version="1.0"?><methodCall><methodName>`+method+`</methodName><params/></methodCall>`))
+		r.Header.Set("Content-Type", "text/xml")
+		serveOn(p, r)
+	}
+	doc, _ := p.Observed()
+	if len(doc.Operations) != 2 {
+		t.Fatalf("%d operations, want one per XML-RPC method", len(doc.Operations))
+	}
+	for _, op := range doc.Operations {
+		if op.When == nil || op.When.In != "xml" || op.When.Key != "methodCall/methodName" {
+			t.Errorf("operation %+v", op)
+		}
+	}
+}

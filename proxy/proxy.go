@@ -380,7 +380,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				ex.req.Body = body
 			}
 		}
-		if rewrite.IsBatch(&ex.req) {
+		if route.Format == rules.FormatJSONRPC && rewrite.IsBatch(&ex.req) {
 			ex.batch = []*rules.Route{route}
 			if len(route.Group) > 1 {
 				ex.batch = route.Group

@@ -232,14 +232,24 @@ func (p *Proxy) inspectSuccess(res *http.Response, ex *exchange) error {
 		p.state.Succeeded(&ex.caller, route, &ex.req)
 		return nil
 	case err != nil || int64(len(raw)) > limit:
-		// What was read, then the rest as it comes, or the break.
+		// What was read, then the rest as it comes, or the break; a body
+		// the budget stopped reading goes on whole.
+		if errors.Is(err, budget.ErrSpent) {
+			err = nil
+		}
 		res.Body = c.KeepUntilClosed(putBack(raw, res.Body, err))
 		p.state.Succeeded(&ex.caller, route, &ex.req)
 		return nil
 	}
 	res.Body.Close()
 	body := raw
-	if decode != nil && decodable {
+	if !decodable {
+		// An encoding signpost does not read: judged unread.
+		res.Body = c.KeepUntilClosed(newBytesBody(raw))
+		p.state.Succeeded(&ex.caller, route, &ex.req)
+		return nil
+	}
+	if decode != nil {
 		if body, err = decode(raw, limit, c); err != nil {
 			body = nil // judged unread: the success passes on as it came
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/signpost-proxy/signpost/rewrite"
@@ -121,5 +122,20 @@ routes:
 		if got != tt.want {
 			t.Errorf("%s:\ngot  %s\nwant %s", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestFormTooManyMembers: a form of more members than signpost reads is
+// named as such, not as malformed.
+func TestFormTooManyMembers(t *testing.T) {
+	cfg, err := rules.Load("../rules/testdata/forms.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("a=1&", 10000) + "limit=5"
+	req := &rewrite.Request{Method: "POST", Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: []byte(body)}
+	e := rewrite.Before(cfg.Route("set_download_limit"), req, cfg.Limits)
+	if e == nil || e.Code != "invalid_form_body" || !strings.Contains(e.Message, "holds 10001 members, more than the 10000 signpost reads") {
+		t.Errorf("got %+v", e)
 	}
 }

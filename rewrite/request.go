@@ -2,11 +2,13 @@ package rewrite
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/signpost-proxy/signpost/rules"
@@ -38,6 +40,8 @@ type Request struct {
 	form        url.Values
 	formChecked bool
 	formProblem string
+	// xml is Body's elements, for an XML route, read on first use.
+	xml xmlIndex
 	// text is Body as a string, made once for every field read from it.
 	text string
 	// read keeps the body values found, for the fields a rewrite reads
@@ -98,7 +102,10 @@ func (r *Request) Value(f *rules.Field) gjson.Result {
 			return rules.Text(vs[0])
 		}
 	case rules.InXML:
-		if s, ok := xmlValue(r.Body, f.Key); ok {
+		if r.xml == nil {
+			r.xml = indexXML(r.Body)
+		}
+		if s, ok := r.xml.value(f.Key); ok {
 			return rules.Text(s)
 		}
 	case rules.InQuery:
@@ -174,8 +181,8 @@ func (r *Request) inBody(f *rules.Field) gjson.Result {
 	return found
 }
 
-// maxFormParts bounds the members a multipart body is read for.
-const maxFormParts = 1000
+// maxFormParts bounds the members a form body is read for.
+const maxFormParts = 10000
 
 // formValues returns the members of a form body, urlencoded or multipart
 // as its Content-Type says, parsed once; nil when the body is not a form,
@@ -192,6 +199,10 @@ func (r *Request) formValues() url.Values {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
 	case "application/x-www-form-urlencoded":
+		if n := bytes.Count(r.Body, []byte("&")) + 1; n > maxFormParts {
+			r.formProblem = "holds " + strconv.Itoa(n) + " members, more than the " + strconv.Itoa(maxFormParts) + " signpost reads"
+			return nil
+		}
 		vs, err := url.ParseQuery(string(r.Body))
 		if err != nil {
 			r.formProblem = "is not form-encoded: it holds a malformed percent-encoding"
@@ -204,8 +215,12 @@ func (r *Request) formValues() url.Values {
 			return nil
 		}
 		vs, err := multipartValues(r.Body, params["boundary"])
-		if err != nil {
-			r.formProblem = "is not well-formed multipart/form-data: its parts do not end with the boundary its Content-Type names"
+		switch {
+		case errors.Is(err, errTooManyParts):
+			r.formProblem = "holds more than the " + strconv.Itoa(maxFormParts) + " parts signpost reads"
+			return nil
+		case err != nil:
+			r.formProblem = "is not well-formed multipart/form-data under the boundary its Content-Type names"
 			return nil
 		}
 		r.form = vs
@@ -215,7 +230,11 @@ func (r *Request) formValues() url.Values {
 	return r.form
 }
 
-// multipartValues reads the members of a multipart/form-data body.
+// errTooManyParts is a multipart body of more parts than are read.
+var errTooManyParts = errors.New("more parts than are read")
+
+// multipartValues reads the members of a multipart/form-data body, at
+// most maxFormParts.
 func multipartValues(body []byte, boundary string) (url.Values, error) {
 	vs := url.Values{}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
@@ -240,6 +259,12 @@ func multipartValues(body []byte, boundary string) (url.Values, error) {
 			return nil, err
 		}
 		vs.Add(name, string(b))
+	}
+	switch _, err := mr.NextPart(); {
+	case err == nil:
+		return nil, errTooManyParts
+	case err != io.EOF:
+		return nil, err
 	}
 	return vs, nil
 }

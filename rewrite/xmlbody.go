@@ -39,45 +39,81 @@ func parseXMLPath(path string) []xmlStep {
 // named by their local names, whatever their namespace, as WebDAV's and
 // XML-RPC's documents are read.
 func xmlValue(body []byte, path string) (string, bool) {
-	steps := parseXMLPath(path)
+	return indexXML(body).value(path)
+}
+
+// maxXMLElements bounds the elements an XML body is indexed for: past it,
+// the elements are not read.
+const maxXMLElements = 10000
+
+// xmlIndex holds an XML body's elements by their paths, every step's index
+// written out (methodCall[1]/params[1]/param[2]/value[1]), each with its
+// text: read once for every field and when: of a request, so that the
+// routes and fields it is checked for cost one pass over it.
+type xmlIndex map[string]string
+
+// indexXML reads body's elements, up to maxXMLElements; an element not
+// closed before a break in the document is not there.
+func indexXML(body []byte) xmlIndex {
+	idx := xmlIndex{}
+	type open struct {
+		path   string
+		counts map[string]int
+		start  int // where its text starts in text
+	}
+	var stack []open
+	var text []byte
 	d := xml.NewDecoder(bytes.NewReader(body))
-	// matched is how many steps the open elements match, from the root;
-	// counts[i] counts the children of the element matching step i-1.
-	matched, depth := 0, 0
-	counts := make([]map[string]int, len(steps))
-	counts[0] = map[string]int{}
-	var text strings.Builder
-	for {
+	for len(idx) < maxXMLElements {
 		tok, err := d.Token()
 		if err != nil {
-			return "", false
+			return idx
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if matched == depth && depth < len(steps) {
-				counts[depth][t.Name.Local]++
-				if s := steps[depth]; t.Name.Local == s.name && counts[depth][s.name] == s.index {
-					matched++
-					if matched < len(steps) {
-						counts[matched] = map[string]int{}
-					}
+			path := t.Name.Local + "[1]"
+			if n := len(stack); n > 0 {
+				parent := &stack[n-1]
+				if parent.counts == nil {
+					parent.counts = map[string]int{}
 				}
+				parent.counts[t.Name.Local]++
+				path = parent.path + "/" + t.Name.Local + "[" + strconv.Itoa(parent.counts[t.Name.Local]) + "]"
 			}
-			depth++
-		case xml.EndElement:
-			depth--
-			if matched == len(steps) && depth == len(steps)-1 {
-				return strings.TrimSpace(text.String()), true
-			}
-			if depth < matched {
-				matched = depth
-			}
+			stack = append(stack, open{path: path, start: len(text)})
 		case xml.CharData:
-			if matched == len(steps) {
-				text.Write(t)
+			if len(stack) > 0 {
+				text = append(text, t...)
+			}
+		case xml.EndElement:
+			if len(stack) == 0 {
+				return idx
+			}
+			e := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if _, seen := idx[e.path]; !seen {
+				idx[e.path] = strings.TrimSpace(string(text[e.start:]))
 			}
 		}
 	}
+	return idx
+}
+
+// value returns the text of the element at path, written as a field's key
+// is, its indexes optional.
+func (idx xmlIndex) value(path string) (string, bool) {
+	var b strings.Builder
+	for i, s := range parseXMLPath(path) {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(s.name)
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(s.index))
+		b.WriteByte(']')
+	}
+	v, ok := idx[b.String()]
+	return v, ok
 }
 
 // xmlProblem says what keeps b from being one well-formed XML document,

@@ -840,6 +840,13 @@ func (l *loader) routes(n *yaml.Node, path string) {
 		if len(g) < 2 {
 			continue
 		}
+		for _, r := range g[1:] {
+			if r.Path != g[0].Path && (r.When != nil || g[0].When != nil) {
+				// The router names the variables as the route it matched
+				// does, which may not be the one the request is for.
+				l.errorfAt(r.Pos, join(path, r.Name+".path"), "%s is %s's path with its variables named otherwise (%s); routes sharing a path write it the same way, e.g. %s", r.RawPath, g[0].Name, g[0].RawPath, g[0].RawPath)
+			}
+		}
 		// The routes that say which requests are theirs are tried first,
 		// in file order; the one that does not takes the rest.
 		ordered := make([]*Route, 0, len(g))
