@@ -74,66 +74,53 @@ func TestHandshake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport := NewTransport(0)
-	t.Cleanup(transport.CloseIdleConnections)
-	for _, path := range []string{"direct", "general"} {
-		t.Run(path, func(t *testing.T) {
-			up := &sessionUpstream{id: "s-1"}
-			srv := httptest.NewServer(up)
-			defer srv.Close()
-			u, _ := url.Parse(srv.URL)
-			opts := Options{Upstream: u}
-			if path == "general" {
-				opts.Transport = transport
+	onBothPaths(t, cfg, func(t *testing.T, newProxy func(base string) *Proxy) {
+		up := &sessionUpstream{id: "s-1"}
+		srv := httptest.NewServer(up)
+		defer srv.Close()
+		p := newProxy(srv.URL)
+		call := func(target, body string) *httptest.ResponseRecorder {
+			return serveOn(p, httptest.NewRequest("POST", target, strings.NewReader(body)))
+		}
+		steps := []struct {
+			name, target, body string
+			rotate             string
+			status, calls      int // the answer, and the upstream's calls so far
+		}{
+			{"first call fetches the id", "/transmission/rpc", `{"method":"session-get"}`, "", 200, 2},
+			{"the id is kept", "/transmission/rpc", `{"method":"torrent-get"}`, "", 200, 3},
+			{"a new id is fetched", "/transmission/rpc", `{"method":"torrent-set"}`, "s-2", 200, 5},
+			{"no handshake declared", "/transmission/web", `{"method":"session-get"}`, "", 409, 6},
+			{"a web page's call gets no token", "/transmission/rpc", `{"method":"torrent-remove"}`, "origin", 409, 7},
+		}
+		for _, s := range steps {
+			var w *httptest.ResponseRecorder
+			switch s.rotate {
+			case "origin":
+				r := httptest.NewRequest("POST", s.target, strings.NewReader(s.body))
+				r.Header.Set("Origin", "http://pages.example")
+				w = serveOn(p, r)
+			case "":
+				w = call(s.target, s.body)
+			default:
+				up.rotate(s.rotate)
+				w = call(s.target, s.body)
 			}
-			p, err := New(cfg, opts)
-			if err != nil {
-				t.Fatal(err)
+			if w.Code != s.status {
+				t.Errorf("%s: %d %s", s.name, w.Code, w.Body)
 			}
-			defer p.Close()
-			call := func(target, body string) *httptest.ResponseRecorder {
-				return serveOn(p, httptest.NewRequest("POST", target, strings.NewReader(body)))
+			if s.status == 200 && w.Body.String() != `{"result":"success","arguments":{}}` {
+				t.Errorf("%s: body %s", s.name, w.Body)
 			}
-			steps := []struct {
-				name, target, body string
-				rotate             string
-				status, calls      int // the answer, and the upstream's calls so far
-			}{
-				{"first call fetches the id", "/transmission/rpc", `{"method":"session-get"}`, "", 200, 2},
-				{"the id is kept", "/transmission/rpc", `{"method":"torrent-get"}`, "", 200, 3},
-				{"a new id is fetched", "/transmission/rpc", `{"method":"torrent-set"}`, "s-2", 200, 5},
-				{"no handshake declared", "/transmission/web", `{"method":"session-get"}`, "", 409, 6},
-				{"a web page's call gets no token", "/transmission/rpc", `{"method":"torrent-remove"}`, "origin", 409, 7},
+			calls, last := up.seen()
+			if calls != s.calls {
+				t.Errorf("%s: the upstream had %d calls, want %d", s.name, calls, s.calls)
 			}
-			for _, s := range steps {
-				var w *httptest.ResponseRecorder
-				switch s.rotate {
-				case "origin":
-					r := httptest.NewRequest("POST", s.target, strings.NewReader(s.body))
-					r.Header.Set("Origin", "http://pages.example")
-					w = serveOn(p, r)
-				case "":
-					w = call(s.target, s.body)
-				default:
-					up.rotate(s.rotate)
-					w = call(s.target, s.body)
-				}
-				if w.Code != s.status {
-					t.Errorf("%s: %d %s", s.name, w.Code, w.Body)
-				}
-				if s.status == 200 && w.Body.String() != `{"result":"success","arguments":{}}` {
-					t.Errorf("%s: body %s", s.name, w.Body)
-				}
-				calls, last := up.seen()
-				if calls != s.calls {
-					t.Errorf("%s: the upstream had %d calls, want %d", s.name, calls, s.calls)
-				}
-				if last != s.body {
-					t.Errorf("%s: the upstream got %q, want the body whole", s.name, last)
-				}
+			if last != s.body {
+				t.Errorf("%s: the upstream got %q, want the body whole", s.name, last)
 			}
-		})
-	}
+		}
+	})
 }
 
 // crumbUpstream answers as Jenkins does: a POST needs the crumb its
@@ -201,50 +188,65 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
+	onBothPaths(t, cfg, func(t *testing.T, newProxy func(base string) *Proxy) {
+		up := &crumbUpstream{crumb: map[string]string{}}
+		srv := httptest.NewServer(up)
+		defer srv.Close()
+		p := newProxy(srv.URL)
+		build := func(user, body string) int {
+			r := httptest.NewRequest("POST", "/job/build", strings.NewReader(body))
+			r.Header.Set("Authorization", user)
+			return serveOn(p, r).Code
+		}
+		steps := []struct {
+			user, body      string
+			expire          bool
+			issued, refused int
+		}{
+			{"Basic ada", "one", false, 1, 0},   // fetched first: no refusal
+			{"Basic ada", "two", false, 1, 0},   // kept
+			{"Basic bob", "three", false, 2, 0}, // another caller's own
+			{"Basic ada", "four", true, 3, 1},   // stale: refused, fetched anew, sent again
+		}
+		for i, s := range steps {
+			if s.expire {
+				up.expire()
+			}
+			if code := build(s.user, s.body); code != http.StatusCreated {
+				t.Errorf("step %d: %d", i, code)
+			}
+			issued, refused, builds := up.seen()
+			if issued != s.issued || refused != s.refused || len(builds) != i+1 || builds[i] != s.user+" "+s.body {
+				t.Errorf("step %d: %d issued, %d refused, builds %q", i, issued, refused, builds)
+			}
+		}
+	})
+}
+
+// onBothPaths runs f once for each upstream path, the direct one and the
+// general one (httputil.ReverseProxy over http.Transport), with newProxy
+// building a proxy of cfg in front of an upstream, closed when f is done.
+func onBothPaths(t *testing.T, cfg *rules.Config, f func(t *testing.T, newProxy func(base string) *Proxy)) {
 	transport := NewTransport(0)
 	t.Cleanup(transport.CloseIdleConnections)
 	for _, path := range []string{"direct", "general"} {
 		t.Run(path, func(t *testing.T) {
-			up := &crumbUpstream{crumb: map[string]string{}}
-			srv := httptest.NewServer(up)
-			defer srv.Close()
-			u, _ := url.Parse(srv.URL)
-			opts := Options{Upstream: u}
-			if path == "general" {
-				opts.Transport = transport
-			}
-			p, err := New(cfg, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			build := func(user, body string) int {
-				r := httptest.NewRequest("POST", "/job/build", strings.NewReader(body))
-				r.Header.Set("Authorization", user)
-				return serveOn(p, r).Code
-			}
-			steps := []struct {
-				user, body      string
-				expire          bool
-				issued, refused int
-			}{
-				{"Basic ada", "one", false, 1, 0},   // fetched first: no refusal
-				{"Basic ada", "two", false, 1, 0},   // kept
-				{"Basic bob", "three", false, 2, 0}, // another caller's own
-				{"Basic ada", "four", true, 3, 1},   // stale: refused, fetched anew, sent again
-			}
-			for i, s := range steps {
-				if s.expire {
-					up.expire()
+			f(t, func(base string) *Proxy {
+				u, err := url.Parse(base)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if code := build(s.user, s.body); code != http.StatusCreated {
-					t.Errorf("step %d: %d", i, code)
+				opts := Options{Upstream: u}
+				if path == "general" {
+					opts.Transport = transport
 				}
-				issued, refused, builds := up.seen()
-				if issued != s.issued || refused != s.refused || len(builds) != i+1 || builds[i] != s.user+" "+s.body {
-					t.Errorf("step %d: %d issued, %d refused, builds %q", i, issued, refused, builds)
+				p, err := New(cfg, opts)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
+				t.Cleanup(p.Close)
+				return p
+			})
 		})
 	}
 }
