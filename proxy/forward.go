@@ -167,8 +167,9 @@ func (p *Proxy) unreadableBody(w http.ResponseWriter, r *http.Request, ex *excha
 // once when the response is a stream.
 func copyBody(w http.ResponseWriter, res *http.Response, flush bool) error {
 	pool := buffers.For(res.ContentLength)
-	buf := pool.Get()
-	defer pool.Put(buf)
+	lent := pool.Borrow()
+	defer pool.Return(lent)
+	buf := *lent
 	flusher, _ := w.(http.Flusher)
 	for {
 		n, rerr := res.Body.Read(buf)

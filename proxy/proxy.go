@@ -311,8 +311,8 @@ type exchangeKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	ex := newExchange()
-	ex.id, ex.outcome, ex.start = requestID(r.Header.Get(RequestIDHeader)), metrics.OutcomeSuccess, start
-	ex.idValue = []string{ex.id}
+	ex.idValue = requestID(r.Header.Get(RequestIDHeader))
+	ex.id, ex.outcome, ex.start = ex.idValue[0], metrics.OutcomeSuccess, start
 	ex.caller = learn.Caller{Header: r.Header, Remote: r.RemoteAddr}
 	ex.req.Method, ex.req.Path, ex.req.RawQuery = r.Method, r.URL.Path, r.URL.RawQuery
 	sentID := r.Header[RequestIDHeader]

@@ -25,11 +25,20 @@ func newPool(size int) *Pool {
 	return &Pool{p: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
 }
 
-// Get lends a buffer.
-func (bp *Pool) Get() []byte { return *bp.p.Get().(*[]byte) }
+// Get lends a buffer, for httputil.ReverseProxy; Put gives it back.
+// Each Put allocates the pointer the pool holds it by, which Borrow and
+// Return, used everywhere else, do not.
+func (bp *Pool) Get() []byte { return *bp.Borrow() }
 
-// Put gives a buffer back.
+// Put gives back a buffer Get lent.
 func (bp *Pool) Put(b []byte) { bp.p.Put(&b) }
+
+// Borrow lends a buffer by the pointer the pool keeps it by.
+func (bp *Pool) Borrow() *[]byte { return bp.p.Get().(*[]byte) }
+
+// Return gives back a buffer Borrow lent, whole: b's length is not
+// changed by its user.
+func (bp *Pool) Return(b *[]byte) { bp.p.Put(b) }
 
 // For returns the pool to copy a body of length n with; -1 is an unknown
 // length.

@@ -17,3 +17,19 @@ func TestFor(t *testing.T) {
 		p.Put(b)
 	}
 }
+
+// Borrow and Return lend and take back a buffer without an allocation,
+// once the pool holds one.
+func TestBorrowReturnAllocateNothing(t *testing.T) {
+	Small.Return(Small.Borrow())
+	allocs := testing.AllocsPerRun(100, func() {
+		b := Small.Borrow()
+		if len(*b) != SmallSize {
+			t.Fatalf("Borrow lent %d bytes, want %d", len(*b), SmallSize)
+		}
+		Small.Return(b)
+	})
+	if allocs != 0 {
+		t.Errorf("Borrow and Return allocate %.1f times a loan, want 0", allocs)
+	}
+}

@@ -631,8 +631,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	if !ok {
 		return nil, errHandoff
 	}
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
+	if parseTarget(target, &into.url) != nil {
 		return nil, errHandoff
 	}
 	n := strings.Count(s[eol+1:], "\n")
@@ -665,7 +664,7 @@ func parseHead(head []byte, maxHeaderBytes int, into *reusedHead) (*http.Request
 	}
 	req := into.request()
 	req.Method = method
-	req.URL = u
+	req.URL = &into.url
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
 	req.Header = h
 	req.ContentLength = length
@@ -691,11 +690,12 @@ func splitRequestLine(line string) (method, target string, ok bool) {
 }
 
 // reusedHead is the request a connection's heads are parsed into, with its
-// header: the handler keeps neither past its return, so each request of
-// the connection writes over the last one's, in place of three
+// URL and header: the handler keeps none of them past its return, so each
+// request of the connection writes over the last one's, in place of four
 // allocations.
 type reusedHead struct {
 	req    http.Request
+	url    url.URL
 	blank  http.Request // zero, but for the connection's context
 	h      http.Header
 	values []string // one backing array for the header's values

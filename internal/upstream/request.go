@@ -196,8 +196,9 @@ func (f flushing) Write(p []byte) (int, error) {
 // copyChunked writes src to bw in chunked framing, each piece sent on as
 // it comes from the caller, then the last chunk.
 func copyChunked(bw *bufio.Writer, src io.Reader) error {
-	buf := buffers.Large.Get()
-	defer buffers.Large.Put(buf)
+	lent := buffers.Large.Borrow()
+	defer buffers.Large.Return(lent)
+	buf := *lent
 	var size [16]byte
 	for {
 		n, err := src.Read(buf)
@@ -222,9 +223,9 @@ func copyChunked(bw *bufio.Writer, src io.Reader) error {
 
 // copyBody streams a request body through a pooled buffer.
 func copyBody(dst io.Writer, src io.Reader) (int64, error) {
-	buf := buffers.Large.Get()
-	defer buffers.Large.Put(buf)
-	return io.CopyBuffer(writerOnly{dst}, src, buf)
+	lent := buffers.Large.Borrow()
+	defer buffers.Large.Return(lent)
+	return io.CopyBuffer(writerOnly{dst}, src, *lent)
 }
 
 // writerOnly hides a writer's ReadFrom, so that io.CopyBuffer uses the

@@ -100,19 +100,20 @@ func readSimpleResponse(br *bufio.Reader, req *http.Request, into *Reused) (*htt
 	if length == 0 {
 		res.Body = http.NoBody
 	} else {
-		res.Body = &fixedBody{r: br, left: length}
+		res.Body = into.body(br, length)
 	}
 	_, _ = br.Discard(end)
 	return res, true
 }
 
 // Reused is what readSimpleResponse parses an answer's head into
-// for a caller that is done with the last one: the response and its header
-// map. The header's values are not reused: a caller's response header may
-// share them.
+// for a caller that is done with the last one: the response, its header
+// map and its body's reader. The header's values are not reused: a
+// caller's response header may share them.
 type Reused struct {
-	res http.Response
-	h   http.Header
+	res   http.Response
+	h     http.Header
+	fixed fixedBody
 }
 
 // response returns r's response, or a new one when r is nil.
@@ -121,6 +122,16 @@ func (r *Reused) response() *http.Response {
 		return new(http.Response)
 	}
 	return &r.res
+}
+
+// body returns r's body reader for an answer of length bytes from br, or a
+// new one when r is nil.
+func (r *Reused) body(br *bufio.Reader, length int64) *fixedBody {
+	if r == nil {
+		return &fixedBody{r: br, left: length}
+	}
+	r.fixed = fixedBody{r: br, left: length}
+	return &r.fixed
 }
 
 // header returns r's header, emptied, with room for n fields; a new one
