@@ -30,8 +30,11 @@ var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
 // cleanValue returns v as a field may carry it: line breaks made spaces,
 // surrounding blanks trimmed, as net/http writes it.
 func cleanValue(v string) string {
-	if strings.ContainsAny(v, "\r\n") {
-		v = newlineToSpace.Replace(v)
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\r' || v[i] == '\n' {
+			v = newlineToSpace.Replace(v)
+			break
+		}
 	}
 	return textproto.TrimString(v)
 }
@@ -43,16 +46,23 @@ func ValidFieldName(k string) bool {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
-		b := k[i]
-		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0:
-		default:
+		if !tokenByte[k[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// tokenChars are the bytes of a token (RFC 9110, section 5.6.2).
+const tokenChars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// tokenByte marks the bytes of tokenChars.
+var tokenByte = func() (t [256]bool) {
+	for i := 0; i < len(tokenChars); i++ {
+		t[tokenChars[i]] = true
+	}
+	return t
+}()
 
 // PlainBytes reports whether a head holds no control byte but tab and
 // CRLF line ends, as both head parsers require.

@@ -63,7 +63,11 @@ type upConn struct {
 	net.Conn
 	addr      string
 	idleSince time.Time
-	reused    bool
+	// taken is when the connection was taken from the idle list, which
+	// the exchange it was taken for counts as its start: one reading of
+	// the clock, not two.
+	taken  time.Time
+	reused bool
 	// deadline is the one in force on the connection; zero is none. It
 	// may be one an earlier exchange set, sooner than the exchange's own
 	// bound, full: the header timeout until the answer's head is in, then
@@ -215,7 +219,7 @@ func (u *Pool) takeIdle(addr string) *upConn {
 		u.idle[addr] = list[:len(list)-1]
 		u.mu.Unlock()
 		if now.Sub(c.idleSince) < idleTimeout {
-			c.reused = true
+			c.reused, c.taken = true, now
 			return c
 		}
 		c.Close()
@@ -450,7 +454,11 @@ func (u *Pool) roundTrip(ctx context.Context, c *upConn, send *Request, into *Re
 	// from the caller takes as long as the caller takes to send it: the
 	// wait for the headers then starts once it is sent, as http.Transport's
 	// ResponseHeaderTimeout does.
-	start := time.Now()
+	start := c.taken
+	c.taken = time.Time{}
+	if start.IsZero() {
+		start = time.Now()
+	}
 	before := c.written
 	streams := send.streams()
 	c.cutOff.Store(false)
