@@ -106,11 +106,14 @@ trap 'exit 130' INT TERM
 
 # --- build -------------------------------------------------------------------
 echo "building into $TMP ..." >&2
-go build -o "$TMP/signpost" ./cmd/signpost
-go build -o "$TMP/upstream" ./test/bench/upstream
-go build -o "$TMP/plainproxy" ./test/bench/plainproxy
-go build -o "$TMP/rewriteproxy" ./test/bench/rewriteproxy
-go build -o "$TMP/samebody" ./test/bench/samebody
+# Every Go program is built as deploy/build.sh builds signpost's image:
+# static, no cgo, without symbol tables.
+gobuild() { CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" "$@"; }
+gobuild -o "$TMP/signpost" ./cmd/signpost
+gobuild -o "$TMP/upstream" ./test/bench/upstream
+gobuild -o "$TMP/plainproxy" ./test/bench/plainproxy
+gobuild -o "$TMP/rewriteproxy" ./test/bench/rewriteproxy
+gobuild -o "$TMP/samebody" ./test/bench/samebody
 go run ./test/bench/genrules -routes 1000 -rules 10 >"$TMP/rules-1k.yaml"
 load_start=$(date +%s%N)
 "$TMP/signpost" check "$TMP/rules-1k.yaml" >/dev/null
@@ -706,7 +709,7 @@ AWK_LIB='
 # made (warm-up included); mcpload's own CPU per call tells whether the client,
 # on its one CPU, was the limit.
 MCP_SESSIONS=${BENCH_MCP_SESSIONS:-16}
-go build -o "$TMP/mcpload" ./test/bench/mcpload
+gobuild -o "$TMP/mcpload" ./test/bench/mcpload
 start mcp "$TMP/signpost" mcp --config "$ROOT/test/bench/rules.yaml" \
 	--upstream "http://127.0.0.1:$UP_PORT" --listen "127.0.0.1:$MCP_PORT" \
 	--admin "127.0.0.1:$MCP_ADMIN" --watch=false --log-level error
