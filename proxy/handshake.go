@@ -84,8 +84,12 @@ func (p *Proxy) handshook(ctx context.Context, hs *rules.Handshake, res *http.Re
 // fetchToken makes the handshake's call, with the caller's credentials,
 // and keeps the token its answer holds: at the gjson path Token of its
 // JSON body, or in its header. ok is false when the call fails or holds
-// no token that can be sent as a header.
+// no token that can be sent as a header. The call, its answer's body
+// included, takes at most the upstream timeout: an issuer that stalls
+// holds the caller's request no longer than an upstream that does.
 func (p *Proxy) fetchToken(ctx context.Context, hs *rules.Handshake, h http.Header) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, p.bodyTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, hs.Call.Method, strings.TrimSuffix(p.target.String(), "/")+hs.Call.Path, nil)
 	if err != nil {
 		return "", false

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/signpost-proxy/signpost/rules"
 )
@@ -221,6 +222,60 @@ routes:
 			}
 		}
 	})
+}
+
+// TestHandshakeCallStalls: an issuer that sends part of its answer and
+// stalls holds the call no longer than the upstream timeout; the call
+// then goes without a token, and the caller gets the upstream's refusal.
+func TestHandshakeCallStalls(t *testing.T) {
+	cfg, err := rules.Parse("crumb.yaml", []byte(`
+routes:
+  build:
+    method: POST
+    path: /job/build
+    handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/crumbIssuer/api/json" {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"crumb":`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "No valid crumb was included in the request")
+	}))
+	defer srv.Close()
+	defer close(release)
+	u, _ := url.Parse(srv.URL)
+	const timeout = 300 * time.Millisecond
+	p, err := New(cfg, Options{Upstream: u, UpstreamTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r := httptest.NewRequest("POST", "/job/build", strings.NewReader("{}"))
+	r.Header.Set("Authorization", "Basic ada")
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- serveOn(p, r) }()
+	// Two calls to the issuer: before the build, and after its refusal.
+	var w *httptest.ResponseRecorder
+	select {
+	case w = <-done:
+	case <-time.After(2*timeout + 5*time.Second):
+		t.Fatalf("the build is still waiting on the stalled issuer after %v; want an answer within about %v", 2*timeout+5*time.Second, 2*timeout)
+	}
+	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "No valid crumb") {
+		t.Errorf("got %d %q, want the upstream's 403", w.Code, w.Body.String())
+	}
 }
 
 // onBothPaths runs f once for each upstream path, the direct one and the
