@@ -184,7 +184,16 @@ type rawUpstream struct {
 	ln   net.Listener
 	addr string
 	mu   sync.Mutex
-	got  bytes.Buffer
+	got  []received // what the upstream read since the last call of requests
+	// left holds, by connection, the start of a request not yet whole
+	// when requests last parsed it; only requests uses it.
+	left map[int][]byte
+}
+
+// received is bytes the upstream read from one of its connections.
+type received struct {
+	conn int
+	b    []byte
 }
 
 func newRawUpstream(t *testing.T) *rawUpstream {
@@ -193,12 +202,12 @@ func newRawUpstream(t *testing.T) *rawUpstream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &rawUpstream{ln: ln, addr: ln.Addr().String()}
+	u := &rawUpstream{ln: ln, addr: ln.Addr().String(), left: map[int][]byte{}}
 	var conns sync.WaitGroup
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done); ln.Close(); conns.Wait() })
 	go func() {
-		for {
+		for id := 0; ; id++ {
 			c, err := ln.Accept()
 			if err != nil {
 				return
@@ -206,30 +215,69 @@ func newRawUpstream(t *testing.T) *rawUpstream {
 			conns.Go(func() {
 				defer c.Close()
 				go func() { <-done; c.Close() }()
-				u.serve(c)
+				u.serve(c, id)
 			})
 		}
 	}()
 	return u
 }
 
-func (u *rawUpstream) Write(p []byte) (int, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.got.Write(p)
+// connTee records what the upstream reads from connection conn.
+type connTee struct {
+	u    *rawUpstream
+	conn int
 }
 
-// take returns the bytes received since the last take.
-func (u *rawUpstream) take() []byte {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	b := bytes.Clone(u.got.Bytes())
-	u.got.Reset()
-	return b
+func (t connTee) Write(p []byte) (int, error) {
+	t.u.mu.Lock()
+	defer t.u.mu.Unlock()
+	t.u.got = append(t.u.got, received{t.conn, bytes.Clone(p)})
+	return len(p), nil
 }
 
-func (u *rawUpstream) serve(c net.Conn) {
-	br := bufio.NewReader(io.TeeReader(c, u))
+// requests parses what the upstream read since the last call, each
+// connection's bytes on their own, as the upstream reads them, and a
+// request begun before the last call continued by its connection's bytes
+// after it: the bytes of a request signpost cut off may reach the upstream
+// late, and between another request's. It returns the whole requests, in
+// the order their connections' bytes first came, what follows them on
+// their connections, and the bytes read, by connection, for messages.
+func (u *rawUpstream) requests() (reqs []strictRequest, rest, raw []byte, err error) {
+	u.mu.Lock()
+	got := u.got
+	u.got = nil
+	u.mu.Unlock()
+	var order []int
+	by := map[int][]byte{}
+	for _, g := range got {
+		if _, ok := by[g.conn]; !ok {
+			order = append(order, g.conn)
+			by[g.conn] = u.left[g.conn]
+		}
+		by[g.conn] = append(by[g.conn], g.b...)
+	}
+	for _, id := range order {
+		raw = append(raw, fmt.Sprintf("[connection %d] ", id)...)
+		raw = append(raw, by[id]...)
+		r, after, pending, perr := parseStrict(by[id])
+		if perr != nil {
+			delete(u.left, id)
+			if err == nil {
+				err = perr
+			}
+			continue
+		}
+		u.left[id] = pending
+		reqs = append(reqs, r...)
+		if len(r) > 0 {
+			rest = append(rest, after...)
+		}
+	}
+	return reqs, rest, raw, err
+}
+
+func (u *rawUpstream) serve(c net.Conn, id int) {
+	br := bufio.NewReader(io.TeeReader(c, connTee{u, id}))
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
@@ -265,32 +313,33 @@ type strictRequest struct {
 // characters in a field, one Content-Length or one "Transfer-Encoding:
 // chunked" and never both, chunk sizes in hex without extensions. It
 // returns the whole requests and what is left after them, or why b is not
-// well framed.
-func parseStrict(b []byte) (reqs []strictRequest, rest []byte, err error) {
+// well framed; pending is the start of a last request not yet whole.
+func parseStrict(b []byte) (reqs []strictRequest, rest, pending []byte, err error) {
 	for len(b) > 0 {
+		start := b
 		end := bytes.Index(b, []byte("\r\n\r\n"))
 		if end < 0 {
-			return reqs, b, nil
+			return reqs, b, b, nil
 		}
 		lines := strings.Split(string(b[:end]), "\r\n")
 		for _, l := range lines {
 			if strings.ContainsAny(l, "\r\n\x00") {
-				return nil, nil, fmt.Errorf("a bare CR, LF or NUL in %q", l)
+				return nil, nil, nil, fmt.Errorf("a bare CR, LF or NUL in %q", l)
 			}
 		}
 		parts := strings.Split(lines[0], " ")
 		if len(parts) != 3 || parts[2] != "HTTP/1.1" {
-			return nil, nil, fmt.Errorf("request line %q", lines[0])
+			return nil, nil, nil, fmt.Errorf("request line %q", lines[0])
 		}
 		r := strictRequest{method: parts[0], target: parts[1], header: http.Header{}}
 		for _, l := range lines[1:] {
 			k, v, ok := strings.Cut(l, ":")
 			if !ok || k == "" || strings.ContainsAny(k, " \t") || l[0] == ' ' || l[0] == '\t' {
-				return nil, nil, fmt.Errorf("header line %q", l)
+				return nil, nil, nil, fmt.Errorf("header line %q", l)
 			}
 			for _, c := range v {
 				if c < ' ' && c != '\t' || c == 0x7f {
-					return nil, nil, fmt.Errorf("control character in header line %q", l)
+					return nil, nil, nil, fmt.Errorf("control character in header line %q", l)
 				}
 			}
 			r.header[http.CanonicalHeaderKey(k)] = append(r.header[http.CanonicalHeaderKey(k)], strings.Trim(v, " \t"))
@@ -299,54 +348,54 @@ func parseStrict(b []byte) (reqs []strictRequest, rest []byte, err error) {
 		cl, te := r.header["Content-Length"], r.header["Transfer-Encoding"]
 		switch {
 		case len(cl) > 0 && len(te) > 0:
-			return nil, nil, fmt.Errorf("both Content-Length %q and Transfer-Encoding %q", cl, te)
+			return nil, nil, nil, fmt.Errorf("both Content-Length %q and Transfer-Encoding %q", cl, te)
 		case len(cl) > 1 || len(te) > 1:
-			return nil, nil, fmt.Errorf("Content-Length %q, Transfer-Encoding %q: more than one", cl, te)
+			return nil, nil, nil, fmt.Errorf("Content-Length %q, Transfer-Encoding %q: more than one", cl, te)
 		case len(cl) == 1:
 			n, err := strconv.ParseUint(cl[0], 10, 63)
 			if err != nil {
-				return nil, nil, fmt.Errorf("Content-Length %q", cl[0])
+				return nil, nil, nil, fmt.Errorf("Content-Length %q", cl[0])
 			}
 			if uint64(len(b)) < n {
-				return reqs, nil, nil // unfinished
+				return reqs, nil, start, nil // unfinished
 			}
 			r.body, b = b[:n], b[n:]
 		case len(te) == 1:
 			if te[0] != "chunked" {
-				return nil, nil, fmt.Errorf("Transfer-Encoding %q", te[0])
+				return nil, nil, nil, fmt.Errorf("Transfer-Encoding %q", te[0])
 			}
 			for {
 				i := bytes.Index(b, []byte("\r\n"))
 				if i < 0 {
-					return reqs, nil, nil
+					return reqs, nil, start, nil
 				}
 				n, err := strconv.ParseUint(string(b[:i]), 16, 31)
 				if err != nil || i == 0 {
-					return nil, nil, fmt.Errorf("chunk size line %q", b[:i])
+					return nil, nil, nil, fmt.Errorf("chunk size line %q", b[:i])
 				}
 				b = b[i+2:]
 				if n == 0 {
 					if !bytes.HasPrefix(b, []byte("\r\n")) {
 						if len(b) < 2 {
-							return reqs, nil, nil
+							return reqs, nil, start, nil
 						}
-						return nil, nil, fmt.Errorf("trailers after the last chunk: %q", clip(b))
+						return nil, nil, nil, fmt.Errorf("trailers after the last chunk: %q", clip(b))
 					}
 					b = b[2:]
 					break
 				}
 				if uint64(len(b)) < n+2 {
-					return reqs, nil, nil
+					return reqs, nil, start, nil
 				}
 				if !bytes.Equal(b[n:n+2], []byte("\r\n")) {
-					return nil, nil, fmt.Errorf("chunk of %d bytes not ended by CRLF", n)
+					return nil, nil, nil, fmt.Errorf("chunk of %d bytes not ended by CRLF", n)
 				}
 				r.body, b = append(r.body, b[:n]...), b[n+2:]
 			}
 		}
 		reqs = append(reqs, r)
 	}
-	return reqs, nil, nil
+	return reqs, nil, nil, nil
 }
 
 // rawExchange writes req to signpost on a connection of its own and reads
@@ -534,7 +583,7 @@ func TestReliabilityFraming(t *testing.T) {
 					held++
 				}
 			}()
-			up.take()
+			up.requests() // what came before is another case's
 			got := rawExchange(t, sp.Addr, tt.req, len(tt.answers))
 			var statuses []int
 			for _, res := range got {
@@ -555,8 +604,7 @@ func TestReliabilityFraming(t *testing.T) {
 			// What reached the upstream: its bytes arrive before the
 			// answer, but a request cut off mid-body may still trickle.
 			time.Sleep(20 * time.Millisecond)
-			raw := up.take()
-			reqs, rest, err := parseStrict(raw)
+			reqs, rest, raw, err := up.requests()
 			switch {
 			case err != nil:
 				t.Errorf("the upstream received a request a strict parser refuses: %v\n%q", err, clip(raw))
@@ -613,7 +661,7 @@ func TestReliabilityFraming(t *testing.T) {
 					}
 				}
 			}
-			up.take()
+			up.requests()
 		})
 	}
 	figure(t, name, fmt.Sprintf("received values echoed in response headers, over %d error answers", len(echoes)), echoed, "0", echoed == 0)
@@ -1064,5 +1112,27 @@ func TestReliabilitySlowHeaders(t *testing.T) {
 		fmt.Sprintf("≤ --read-header-timeout %v + 1s", headerTimeout), longest <= headerTimeout+time.Second)
 	if u, e := unclosed.Load(), dialErrors.Load(); u > 0 || e > 0 || n < tricklers {
 		t.Errorf("%d trickling connections left open by signpost, %d not dialled; %d closed, want at least %d", u, e, n, tricklers)
+	}
+}
+
+// TestRawUpstreamReadsEachConnection: the bytes of a request cut off on one
+// connection, read late and between another connection's request, are no
+// part of it; and a request whose bytes straddle two calls is read whole in
+// the second.
+func TestRawUpstreamReadsEachConnection(t *testing.T) {
+	u := &rawUpstream{left: map[int][]byte{}}
+	add := func(conn int, s string) { connTee{u, conn}.Write([]byte(s)) }
+	add(1, "GET /a HTTP/1.1\r\nHost: x\r\n")
+	add(0, "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabc\r\n\r\n")
+	add(1, "\r\n")
+	add(2, "PATCH /b HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
+	reqs, rest, raw, err := u.requests()
+	if err != nil || len(reqs) != 1 || reqs[0].target != "/a" || len(rest) != 0 {
+		t.Fatalf("first read: %d requests, rest %q, err %v, from %q; want GET /a alone", len(reqs), rest, err, raw)
+	}
+	add(2, "cd")
+	reqs, _, raw, err = u.requests()
+	if err != nil || len(reqs) != 1 || reqs[0].target != "/b" || string(reqs[0].body) != "abcd" {
+		t.Fatalf("second read: %d requests, err %v, from %q; want PATCH /b with body abcd", len(reqs), err, raw)
 	}
 }
