@@ -321,9 +321,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.finish(ex, r, start)
 	if r.RequestURI == "*" {
 		// The asterisk form asks about the server, for OPTIONS alone
-		// (RFC 9112, section 3.2.4), which net/http answers itself.
+		// (RFC 9112, section 3.2.4), which net/http answers itself. A
+		// malformed request line, it is counted and logged as the
+		// front's refusals are.
 		ex.outcome = metrics.OutcomeRejected
-		p.answer(w, ex, p.asteriskTarget(r.Method))
+		e := p.asteriskTarget(r.Method)
+		if p.metrics != nil {
+			p.metrics.Refused(e.Code)
+		}
+		p.log.Warn("refused a malformed request", "code", e.Code, "field", e.Field,
+			"received", "*", "remote_addr", r.RemoteAddr, "rule", e.Message)
+		p.answer(w, ex, e)
 		return
 	}
 	if p.busy != nil {

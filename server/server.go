@@ -23,6 +23,7 @@ import (
 	"github.com/signpost-proxy/signpost/metrics"
 	"github.com/signpost-proxy/signpost/observe"
 	"github.com/signpost-proxy/signpost/proxy"
+	"github.com/signpost-proxy/signpost/rewrite"
 	"github.com/signpost-proxy/signpost/rules"
 )
 
@@ -151,7 +152,9 @@ func New(cfg *rules.Config, opts ServeOptions) (*Server, error) {
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.rl.Proxy().ServeHTTP(w, r) })
 	s.metrics.Loaded(float64(s.rl.Status().Since.UnixNano()) / 1e9)
 	s.metrics.Declare(cfg)
-	s.metrics.DeclareRefusals(front.RefusalCodes())
+	// The front's refusals, and the proxy's of a target of * (for
+	// OPTIONS alone).
+	s.metrics.DeclareRefusals(append(front.RefusalCodes(), rewrite.CodeRequestTarget))
 	return s, nil
 }
 

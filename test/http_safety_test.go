@@ -454,6 +454,9 @@ func TestTheAsteriskFormIsForOptionsAlone(t *testing.T) {
 		!strings.Contains(e.Message, "e.g. GET /tickets/{ticket_id}") {
 		t.Errorf("GET *: got %d %s; want 400 invalid_request_target, received \"*\", with an example path", res.StatusCode, body)
 	}
+	sp.waitLog(t, "refused a malformed request", map[string]any{"code": "invalid_request_target", "field": "request-target",
+		"received": "*", "remote_addr": c.LocalAddr().String()})
+	sp.wantCounter(t, 1, "signpost_requests_refused_total", "code", "invalid_request_target")
 	if res, _ = roundTrip(t, c, br, "OPTIONS", "OPTIONS * HTTP/1.1\r\nHost: api\r\n\r\n"); res.StatusCode != 200 {
 		t.Errorf("OPTIONS *: got %d; want net/http's 200", res.StatusCode)
 	}

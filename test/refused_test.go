@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// refusalCodes are the codes signpost's front refuses a malformed head
-// with, each counted in signpost_requests_refused_total.
-var refusalCodes = []string{"invalid_request_line", "invalid_header", "missing_host", "invalid_host", "invalid_framing"}
+// refusalCodes are the codes signpost refuses a malformed head with, each
+// counted in signpost_requests_refused_total: the front's, and a target
+// of * on a method other than OPTIONS.
+var refusalCodes = []string{"invalid_request_line", "invalid_header", "missing_host", "invalid_host", "invalid_framing", "invalid_request_target"}
 
 // hasSeries reports whether samples hold the series name{labels}, labels
 // given as pairs, whatever its value.
