@@ -33,6 +33,8 @@ func exported(t *testing.T) map[string]bool {
 	m.Uncounted()
 	m.Recovered("r", "c", 2)
 	m.Unrecovered("r", "c")
+	m.RecoveryStopped("r", "c")
+	m.RepeatStopped("r", "c")
 	m.Duration("r", metrics.OutcomeSuccess, 0.01)
 	m.Reloaded(true, 1)
 	m.Reloaded(false, 0)
