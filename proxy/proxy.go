@@ -334,6 +334,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.answer(w, ex, e)
 		return
 	}
+	// The route is found first, so that even a refusal at the
+	// concurrency bound is answered in its format (a JSON-RPC error, an
+	// XML-RPC fault) and counted under it.
+	route, vars := p.routes.findInto(r, ex.vars)
+	if route != nil {
+		ex.route = route
+		ex.req.Vars = vars
+		ex.req.RawQuery = r.URL.RawQuery
+		ex.req.Header = r.Header
+	}
 	if p.busy != nil {
 		select {
 		case p.busy <- struct{}{}:
@@ -342,13 +352,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.limited(w, ex, "concurrency", rewrite.Overloaded(cap(p.busy)))
 			return
 		}
-	}
-	route, vars := p.routes.findInto(r, ex.vars)
-	if route != nil {
-		ex.route = route
-		ex.req.Vars = vars
-		ex.req.RawQuery = r.URL.RawQuery
-		ex.req.Header = r.Header
 	}
 	if ex.observing = p.observes(route); ex.observing {
 		// The upstream gets the request as the caller sent it: no id of

@@ -355,6 +355,54 @@ func TestConcurrencyBound(t *testing.T) {
 	}
 }
 
+// TestConcurrencyBoundInTheRouteFormat: past the bound, a request to a
+// route whose own format is JSON-RPC (the file's is JSON) is refused with
+// a JSON-RPC error, 503, and one to an XML-RPC route with a fault, 200, as
+// their clients read answers; both with Retry-After.
+func TestConcurrencyBoundInTheRouteFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, rules, target, ctype string
+		status                     int
+		want                       []string
+	}{
+		{"jsonrpc", "upstream: http://127.0.0.1:9\nroutes:\n  rpc: {method: POST, path: /jsonrpc, format: jsonrpc}\n", "/jsonrpc", "application/json", 503,
+			[]string{`"jsonrpc":"2.0"`, `"id":null`, `"code":-32000`, `signpost is serving its limit of 1 requests at once`, `"error":"overloaded"`}},
+		{"xmlrpc", "upstream: http://127.0.0.1:9\nroutes:\n  rpc: {method: POST, path: /RPC2, format: xmlrpc}\n", "/RPC2", "text/xml", 200,
+			[]string{"<fault>", "<name>faultString</name>", "signpost is serving its limit of 1 requests at once", "<name>error</name><value><string>overloaded</string>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := rules.Parse(tc.name+".yaml", []byte(tc.rules))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &held{arrived: make(chan struct{}, 1), release: make(chan struct{})}
+			p, err := New(cfg, Options{Transport: h, MaxConcurrent: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				serveOn(p, httptest.NewRequest("POST", tc.target, strings.NewReader("{}")))
+			}()
+			<-h.arrived
+			w := serveOn(p, httptest.NewRequest("POST", tc.target, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"m"}`)))
+			close(h.release)
+			<-done
+			body := w.Body.String()
+			if w.Code != tc.status || !strings.HasPrefix(w.Header().Get("Content-Type"), tc.ctype) || w.Header().Get("Retry-After") != "1" {
+				t.Errorf("refused: %d %q, Retry-After %q; want %d %s, Retry-After 1", w.Code, w.Header().Get("Content-Type"), w.Header().Get("Retry-After"), tc.status, tc.ctype)
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(body, s) {
+					t.Errorf("refused with %s; want it to hold %s", body, s)
+				}
+			}
+		})
+	}
+}
+
 // TestDurationByOutcome checks the request-duration histogram's labels.
 func TestDurationByOutcome(t *testing.T) {
 	for _, tc := range []struct {
