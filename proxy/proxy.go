@@ -11,7 +11,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -512,11 +511,13 @@ func (p *Proxy) RouteFor(r *http.Request) (*rules.Route, map[string]string) {
 		return route, vars
 	}
 	// One of several routes of the method and path: its body says which,
-	// read here within the request bound and put back.
+	// read here within the request bound, as the proxy reads it, and put
+	// back whole, what lies past the bound included.
 	var body []byte
 	if r.Body != nil {
-		body, _ = io.ReadAll(io.LimitReader(r.Body, p.cfg.Limits.RequestBody))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r.Body, p.cfg.Limits.RequestBody))
+		r.Body = putBack(body, r.Body, err)
 	}
 	req := rewrite.Request{Method: r.Method, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body}
 	return chooseInGroup(route.Group, &req), vars

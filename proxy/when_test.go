@@ -124,6 +124,30 @@ routes:
 	}
 }
 
+// TestRouteForPutsTheBodyBackWhole: choosing among a group's routes reads
+// the body within the request bound, and the request keeps all of it, what
+// lies past the bound included, for what reads it next (explain and test
+// then send it through the proxy, which refuses it as too large).
+func TestRouteForPutsTheBodyBackWhole(t *testing.T) {
+	p := proxyTo(t, "limits: {request_body: 1KiB}\n"+whenRules, "http://127.0.0.1:9")
+	for _, tc := range []struct {
+		name, body string
+		route      string
+	}{
+		{"within the bound", `{"method":"torrent-add","arguments":{"download-dir":"/srv"}}`, "torrent_add"},
+		{"past the bound", `{"method":"torrent-add","arguments":{"download-dir":"` + strings.Repeat("d", 3000) + `"}}`, ""},
+	} {
+		r := httptest.NewRequest("POST", "/rpc", strings.NewReader(tc.body))
+		route, _ := p.RouteFor(r)
+		if route == nil || tc.route != "" && route.Name != tc.route {
+			t.Errorf("%s: route %v, want %q", tc.name, route, tc.route)
+		}
+		if got, err := io.ReadAll(r.Body); err != nil || string(got) != tc.body {
+			t.Errorf("%s: the body after RouteFor: %d bytes (%v), want the %d sent", tc.name, len(got), err, len(tc.body))
+		}
+	}
+}
+
 // proxyTo builds a proxy of the rules text in front of the upstream at
 // base, closed at cleanup.
 func proxyTo(t *testing.T, text, base string) *Proxy {
