@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -283,13 +284,25 @@ func renameCalls(route *yaml.Node, renamed map[string]string) {
 }
 
 // templateKey is a route's method and path template with its variables
-// unnamed: /pet/{petId} and /pet/{pet_id:[0-9]+} are one template.
+// unnamed: /pet/{petId} and /pet/{pet_id:[0-9]+} are one template; and
+// its when:, which tells apart the routes of one method and path.
 func templateKey(route *yaml.Node) string {
 	m, p := value(route, "method"), value(route, "path")
 	if m == nil || p == nil {
 		return ""
 	}
-	return strings.ToUpper(m.Value) + " " + variable.ReplaceAllString(p.Value, "{}")
+	k := strings.ToUpper(m.Value) + " " + variable.ReplaceAllString(p.Value, "{}")
+	// Routes that share a method and path are told apart by their when:,
+	// the body member or query parameter that chooses each.
+	if w := value(route, "when"); w != nil && w.Kind == yaml.MappingNode {
+		var parts []string
+		for i := 0; i+1 < len(w.Content); i += 2 {
+			parts = append(parts, w.Content[i].Value+"="+w.Content[i+1].Value)
+		}
+		slices.Sort(parts)
+		k += " when " + strings.Join(parts, " ")
+	}
+	return k
 }
 
 var variable = regexp.MustCompile(`\{[^{}]*\}`)

@@ -21,14 +21,7 @@ func TestOntoKeepsTheBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, added, err := Onto(base, drafted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rules.Parse("merged.yaml", out)
-	if err != nil {
-		t.Fatalf("the merged file does not load: %v\n%s", err, out)
-	}
+	out, added, cfg := onto(t, base, drafted)
 	text := string(out)
 	for _, want := range []string{
 		"# Rules for the ticket API, written by hand",
@@ -71,4 +64,66 @@ func TestOntoRefusesWhatIsNoRuleFile(t *testing.T) {
 			t.Errorf("Onto(%q) = nil error", base)
 		}
 	}
+}
+
+// TestOntoTellsRoutesApartByWhen: on a base whose one endpoint is split
+// into routes by a body member, a drafted route for one of its methods
+// adds to that method's route, not to the last of the endpoint's, and
+// one for a method the base lacks is added as a route of its own.
+func TestOntoTellsRoutesApartByWhen(t *testing.T) {
+	base := []byte(`upstream: http://127.0.0.1:9091
+routes:
+  torrent_get:
+    method: POST
+    path: /rpc
+    when: {json: method, equals: torrent-get}
+    fields:
+      method: {const: torrent-get}
+  torrent_add:
+    method: POST
+    path: /rpc
+    when: {json: method, equals: torrent-add}
+    fields:
+      method: {const: torrent-add}
+`)
+	drafted := []byte(`upstream: http://127.0.0.1:9091
+routes:
+  rpc_torrent_get:
+    method: POST
+    path: /rpc
+    when: {equals: torrent-get, json: method}
+    fields:
+      method: {const: torrent-get}
+      ids: {key: arguments.ids}
+  rpc_session_get:
+    method: POST
+    path: /rpc
+    when: {json: method, equals: session-get}
+    fields:
+      method: {const: session-get}
+`)
+	out, added, cfg := onto(t, base, drafted)
+	if get := cfg.Route("torrent_get"); get == nil || get.Field("ids") == nil {
+		t.Errorf("torrent_get did not gain the drafted field ids:\n%s", out)
+	}
+	if add := cfg.Route("torrent_add"); add == nil || add.Field("ids") != nil {
+		t.Errorf("torrent_add gained torrent-get's field:\n%s", out)
+	}
+	if cfg.Route("rpc_session_get") == nil || added.Routes != 1 || added.Renamed["rpc_torrent_get"] != "torrent_get" {
+		t.Errorf("added %+v; want rpc_session_get added, rpc_torrent_get named torrent_get:\n%s", added, out)
+	}
+}
+
+// onto adds drafted onto base, and loads the result, which must load.
+func onto(t *testing.T, base, drafted []byte) ([]byte, Added, *rules.Config) {
+	t.Helper()
+	out, added, err := Onto(base, drafted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rules.Parse("merged.yaml", out)
+	if err != nil {
+		t.Fatalf("the merged file does not load: %v\n%s", err, out)
+	}
+	return out, added, cfg
 }
