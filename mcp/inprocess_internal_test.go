@@ -55,7 +55,7 @@ func TestInProcess(t *testing.T) {
 		}, text: "made"},
 		{name: "an error signpost wrote", h: func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
-			w.Write([]byte(`{"error":"invalid_state","field":"state","message":"must be one of: new, done","retryable":false}`))
+			w.Write([]byte(`{"error":"invalid_state","field":"state","message":"allowed values: new, done","retryable":false}`))
 		}, isError: true, text: "Error invalid_state in state"},
 		{name: "exactly the bound", h: func(w http.ResponseWriter, _ *http.Request) {
 			w.Write(bytes.Repeat([]byte("b"), limit))

@@ -57,7 +57,7 @@ func TestNewRequest(t *testing.T) {
 		{"a header value of two lines, beside other faults", "create_event",
 			`{"calendar_id":"` + uuid + `","title":"Launch","stage":"LIVE","tenant":"acme\nX-Admin: 1","dry_run":{"yes":true}}`,
 			`{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-				`{"field":"stage","code":"invalid_stage","message":"must be one of: draft, live","received":"LIVE"},` +
+				`{"field":"stage","code":"invalid_stage","message":"allowed values: draft, live","received":"LIVE"},` +
 				`{"field":"tenant","code":"invalid_tenant","message":"must be one line of text, since it is sent as the header X-Tenant","received":"acme\nX-Admin: 1"},` +
 				`{"field":"dry_run","code":"invalid_dry_run","message":"must be one value (a string, number or boolean), not an object, since it is sent as the query parameter dry_run","received":{"yes":true}}],"retryable":false}`},
 		{"a form route's arguments go in its form, bracketed keys as written", "set_download_limit", `{"limit":1024,"line_price":"price_1","paused":true}`,

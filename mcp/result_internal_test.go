@@ -49,9 +49,9 @@ func TestResult(t *testing.T) {
 		{"a success too large to carry", 200, nil, strings.Repeat("x", 201), true,
 			"Error response_too_large: the answer (200 OK) is over 200 bytes, more than a tool result carries; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it\nRetryable: no.",
 			`{"error":"response_too_large","message":"the answer (200 OK) is over 200 bytes, more than a tool result carries; the call succeeded, so ask for less (a narrower query, a smaller page) rather than repeating it","retryable":false}`},
-		{"signpost's error", 400, nil, `{"error":"invalid_state","field":"state","message":"must be one of: new, active, done","received":"NEW","retryable":false}`, true,
-			"Error invalid_state in state: must be one of: new, active, done (you sent \"NEW\")\nRetryable: no.",
-			`{"error":"invalid_state","field":"state","message":"must be one of: new, active, done","received":"NEW","retryable":false}`},
+		{"signpost's error", 400, nil, `{"error":"invalid_state","field":"state","message":"allowed values: new, active, done","received":"NEW","retryable":false}`, true,
+			"Error invalid_state in state: allowed values: new, active, done (you sent \"NEW\")\nRetryable: no.",
+			`{"error":"invalid_state","field":"state","message":"allowed values: new, active, done","received":"NEW","retryable":false}`},
 		{"an error passed through as HTML", 502, nil, `<html>Bad Gateway</html>`, true, "502 Bad Gateway\n<html>Bad Gateway</html>", ""},
 		{"an error passed through as JSON", 400, nil, `{"error":"Invalid status"}`, true, "400 Bad Request\n{\"error\":\"Invalid status\"}", `{"error":"Invalid status"}`},
 	} {

@@ -34,8 +34,8 @@ func TestRPCError(t *testing.T) {
 		isErr      bool
 		want       string
 	}{
-		{"signpost's", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"must be one of: a, b","data":{"error":"invalid_method","field":"method","received":"c","retryable":false}}}`,
-			true, `{"error":"invalid_method","field":"method","received":"c","retryable":false,"message":"must be one of: a, b"}`},
+		{"signpost's", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"allowed values: a, b","data":{"error":"invalid_method","field":"method","received":"c","retryable":false}}}`,
+			true, `{"error":"invalid_method","field":"method","received":"c","retryable":false,"message":"allowed values: a, b"}`},
 		{"the upstream's own", `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"No such method: c"}}`,
 			true, `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"No such method: c"}}`},
 		{"a result", `{"jsonrpc":"2.0","id":1,"result":"ok"}`, false, ``},
@@ -46,7 +46,7 @@ func TestRPCError(t *testing.T) {
 			t.Errorf("%s: %t %s\nwant %t %s", tc.name, isErr, got, tc.isErr, tc.want)
 		}
 	}
-	if _, ok := Text([]byte(`{"error":"invalid_method","field":"method","received":"c","retryable":false,"message":"must be one of: a, b"}`)); !ok {
+	if _, ok := Text([]byte(`{"error":"invalid_method","field":"method","received":"c","retryable":false,"message":"allowed values: a, b"}`)); !ok {
 		t.Error("signpost's body made again from the envelope does not read as signpost's")
 	}
 }

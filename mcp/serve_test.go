@@ -396,7 +396,7 @@ func TestReloadChangesTheTools(t *testing.T) {
 	}
 	before := s.api.n.Load()
 	got := s.call(t, "list_tickets", `{"queue":"Returns"}`)
-	if !got.IsError || !jsontest.Same(structured(t, got), `{"error":"invalid_queue","field":"queue","message":"must be one of: billing, support, sales","received":"Returns","retryable":false}`) {
+	if !got.IsError || !jsontest.Same(structured(t, got), `{"error":"invalid_queue","field":"queue","message":"allowed values: billing, support, sales","received":"Returns","retryable":false}`) {
 		t.Errorf("list_tickets with a wrong queue: %s", structured(t, got))
 	}
 	if n := s.api.n.Load() - before; n != 0 {

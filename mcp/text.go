@@ -15,7 +15,7 @@ import (
 // caller sent stay JSON-quoted, never spliced into prose. ok is false for a
 // body signpost did not write, such as one passed through untouched.
 //
-//	Error invalid_status in status: must be one of: open, pending, closed (you sent "OPEN")
+//	Error invalid_status in status: allowed values: open, pending, closed (you sent "OPEN")
 //	Retryable: no.
 func Text(body []byte) (text string, ok bool) {
 	if !gjson.ValidBytes(body) {

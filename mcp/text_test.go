@@ -66,11 +66,11 @@ func TestTextRefusesOtherBodies(t *testing.T) {
 		``,
 		`<html><body>Bad Request</body></html>`,
 		`{"error":"Invalid status"}`,
-		`{"error":"invalid_status","message":"must be one of: open"}`,
-		`{"error":"invalid_status","message":"must be one of: open","retryable":"no"}`,
+		`{"error":"invalid_status","message":"allowed values: open"}`,
+		`{"error":"invalid_status","message":"allowed values: open","retryable":"no"}`,
 		`{"error":400,"message":"bad","retryable":false}`,
 		`["error","message","retryable"]`,
-		`{"error":"invalid_status","message":"must be one of: open","retryable":false`,
+		`{"error":"invalid_status","message":"allowed values: open","retryable":false`,
 	} {
 		if text, ok := mcp.Text([]byte(body)); ok {
 			t.Errorf("Text(%s) = %q, true; want false", body, text)

@@ -111,11 +111,11 @@ func TestErrorsCarriedInASuccess(t *testing.T) {
 				{"success word", "POST", "/rpc", `{"method":"torrent-get"}`, 200,
 					`{"result":"success","arguments":{"torrents":[]}}`},
 				{"wrong method", "POST", "/rpc", `{"method":"torrents-get"}`, 400,
-					`{"error":"unknown_method","field":"method","message":"must be one of: torrent-get, torrent-set","received":"torrents-get","retryable":false}`},
+					`{"error":"unknown_method","field":"method","message":"allowed values: torrent-get, torrent-set","received":"torrents-get","retryable":false}`},
 				{"another word", "POST", "/rpc", `{"method":"torrent-set"}`, 400,
 					`{"error":"rpc_failed","message":"the call failed: \"torrent 7 is locked\"","retryable":false}`},
 				{"encoded, the rule's status", "POST", "/rpc", `{"method":"zipped"}`, 404,
-					`{"error":"unknown_torrent","message":"no torrent has this id","errors":[{"field":"method","code":"unknown_method","message":"must be one of: torrent-get, torrent-set","received":"zipped"}],"retryable":false}`},
+					`{"error":"unknown_torrent","message":"no torrent has this id","errors":[{"field":"method","code":"unknown_method","message":"allowed values: torrent-get, torrent-set","received":"zipped"}],"retryable":false}`},
 				{"no body", "POST", "/rpc", `{"method":"head"}`, 204, ``},
 				{"route without a rule for it", "GET", "/ping", ``, 200, `{"result":"bad"}`},
 			}

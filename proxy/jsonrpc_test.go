@@ -100,7 +100,7 @@ func TestJSONRPCClientReadsTheAnswer(t *testing.T) {
 		data             string // signpost's members
 	}{
 		{"after", "aria2.tellStatuss", []any{"2089b05ecca3d829"}, 400, 1,
-			"must be one of: aria2.addUri, aria2.tellStatus, aria2.remove",
+			"allowed values: aria2.addUri, aria2.tellStatus, aria2.remove",
 			`{"error":"unknown_method","field":"method","upstream_code":"1","received":"aria2.tellStatuss","retryable":false}`},
 		{"after", "aria2.tellStatus", []any{"zzzz"}, 400, 1,
 			`no download has the gid "zzzz"; a gid is 16 hex digits, e.g. 2089b05ecca3d829`,
@@ -109,7 +109,7 @@ func TestJSONRPCClientReadsTheAnswer(t *testing.T) {
 			"the server is busy; call again in a second",
 			`{"error":"busy","retryable":true}`},
 		{"before", "aria2.addURI", []any{[]string{"http://127.0.0.1/a"}}, 400, rewriteRPCInvalidParams,
-			"must be one of: aria2.addUri, aria2.tellStatus, aria2.remove",
+			"allowed values: aria2.addUri, aria2.tellStatus, aria2.remove",
 			`{"error":"unknown_method","field":"method","received":"aria2.addURI","retryable":false}`},
 	} {
 		t.Run(tc.validate+" "+tc.method, func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestJSONRPCBatch(t *testing.T) {
 	batch := `[{"jsonrpc":"2.0","id":"a","method":"aria2.addUri","params":[["http://127.0.0.1/a"]]},{"jsonrpc":"2.0","id":"b","method":"nope"}]`
 	w := serveOn(p, httptest.NewRequest("POST", "/jsonrpc", strings.NewReader(batch)))
 	want := `[{"id":"a","jsonrpc":"2.0","result":"2089b05ecca3d829"},` +
-		`{"jsonrpc":"2.0","id":"b","error":{"code":1,"message":"must be one of: aria2.addUri, aria2.tellStatus, aria2.remove","data":{"error":"unknown_method","field":"method","upstream_code":"1","received":"nope","retryable":false}}}]`
+		`{"jsonrpc":"2.0","id":"b","error":{"code":1,"message":"allowed values: aria2.addUri, aria2.tellStatus, aria2.remove","data":{"error":"unknown_method","field":"method","upstream_code":"1","received":"nope","retryable":false}}}]`
 	if w.Code != 200 || w.Body.String() != want {
 		t.Errorf("batch: %d %s\nwant 200 %s", w.Code, w.Body, want)
 	}

@@ -38,7 +38,7 @@ routes:
 		method string
 		want   string
 	}{
-		{"PROPFIND", `{"error":"invalid_depth","field":"depth","message":"must be one of: 0, 1","received":"infinity","retryable":false}`},
+		{"PROPFIND", `{"error":"invalid_depth","field":"depth","message":"allowed values: 0, 1","received":"infinity","retryable":false}`},
 		{"GET", `{"error":"upstream_rejected","message":"the upstream rejected the call (400 Bad Request) for a reason signpost has no rule for","upstream_message":"Bad Depth header","retryable":false}`},
 	} {
 		r := httptest.NewRequest(tc.method, "/dav/a.txt", nil)

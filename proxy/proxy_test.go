@@ -105,7 +105,7 @@ const rewritten = `{"error":"invalid_status","field":"status","message":"` + sta
 
 // statusRule is what the test rules' status field says of a value outside
 // its set.
-const statusRule = "must be one of: " + "open, pending, closed"
+const statusRule = "allowed values: " + "open, pending, closed"
 
 func TestRewriteFixesFraming(t *testing.T) {
 	var gz bytes.Buffer

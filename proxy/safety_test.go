@@ -267,7 +267,7 @@ routes:
 		t.Cleanup(p.Close)
 		w := httptest.NewRecorder()
 		p.ServeHTTP(w, httptest.NewRequest("POST", target, strings.NewReader(`{"language":"xx"}`)))
-		want := `{"error":"invalid_language","field":"language","message":"must be one of: en, de, fr, ja","received":"xx","retryable":false}`
+		want := `{"error":"invalid_language","field":"language","message":"allowed values: en, de, fr, ja","received":"xx","retryable":false}`
 		if got := w.Body.String(); got != want || strings.Contains(got, "beta") {
 			t.Errorf("POST %s answered %d\n got: %s\nwant: %s", target, w.Code, got, want)
 		}

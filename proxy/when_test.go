@@ -76,7 +76,7 @@ func TestRoutesChosenByABodyMember(t *testing.T) {
 			`{"error":"invalid_download_dir","field":"download_dir","message":"must be an absolute path, e.g. /srv/downloads","received":"dl","retryable":false}`, 2},
 		{"another method goes to the route for the rest", `{"method":"session-get"}`, 200, `{"result":"success","arguments":{}}`, 3},
 		{"and its rules", `{"method":"torrents-get"}`, 400,
-			`{"error":"unknown_method","field":"method","message":"must be one of: session-get, torrent-get, torrent-add","received":"torrents-get","retryable":false}`, 4},
+			`{"error":"unknown_method","field":"method","message":"allowed values: session-get, torrent-get, torrent-add","received":"torrents-get","retryable":false}`, 4},
 	} {
 		w := serveOn(p, httptest.NewRequest("POST", "/rpc", strings.NewReader(tc.body)))
 		if w.Code != tc.status || w.Body.String() != tc.want {

@@ -91,10 +91,10 @@ func TestBatch(t *testing.T) {
 
 		// A rule's own message, batched with the other faults.
 		{name: "unknown id batched with the malformed fields", modes: []rules.Mode{rules.ValidateAfter},
-			method: "PATCH", target: "/tickets/T-9999", body: `{"status":"OPEN","priority":7}`, status: 404, upstream: `{"error":"No such ticket"}`, wantStatus: 404,
+			method: "PATCH", target: "/tickets/T-9999", body: `{"status":"ACTIVE","priority":7}`, status: 404, upstream: `{"error":"No such ticket"}`, wantStatus: 404,
 			want: `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"ticket_id","code":"unknown_ticket","message":"no ticket has this id","received":"T-9999"},` +
-				`{"field":"status","code":"invalid_status","message":"` + statusRule + `","received":"OPEN"},` +
+				`{"field":"status","code":"invalid_status","message":"` + statusRule + `","received":"ACTIVE"},` +
 				`{"field":"priority","code":"invalid_priority","message":"must be an integer from 1 to 3, e.g. 1","received":7}],"retryable":false}`},
 		{name: "unknown customer batched, with the lookup's call", modes: []rules.Mode{rules.ValidateAfter},
 			method: "POST", target: "/tickets", body: `{"title":"Export fails on every large report","status":"open","customer_id":"C-9999"}`, status: 404, upstream: `{"error":"No such customer"}`, wantStatus: 404,
@@ -103,9 +103,9 @@ func TestBatch(t *testing.T) {
 				`{"field":"customer_id","code":"unknown_customer","message":"no customer matches \"C-9999\"; resolve an id with search_customers(query)","received":"C-9999"}],` +
 				`"next_call":{"call":"search_customers","arguments":{"query":"C-9999"}},"retryable":false}`},
 		{name: "malformed fields never reach the upstream before", modes: []rules.Mode{rules.ValidateBefore},
-			method: "PATCH", target: "/tickets/T-9999", body: `{"status":"OPEN","priority":7}`, status: 404, upstream: `{"error":"No such ticket"}`, wantStatus: 400,
+			method: "PATCH", target: "/tickets/T-9999", body: `{"status":"ACTIVE","priority":7}`, status: 404, upstream: `{"error":"No such ticket"}`, wantStatus: 400,
 			want: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-				`{"field":"status","code":"invalid_status","message":"` + statusRule + `","received":"OPEN"},` +
+				`{"field":"status","code":"invalid_status","message":"` + statusRule + `","received":"ACTIVE"},` +
 				`{"field":"priority","code":"invalid_priority","message":"must be an integer from 1 to 3, e.g. 1","received":7}],"retryable":false}`},
 
 		// An error no rule explains, on a route with declared fields.
@@ -115,7 +115,7 @@ func TestBatch(t *testing.T) {
 			method: "POST", target: "/users", body: `{"user_id":42,"role":"owner"}`, status: 422, upstream: `{"error":"bad request"}`, wantStatus: 422,
 			want: `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
 				`{"field":"user_id","code":"invalid_user_id","message":"must be a JSON string, not a number; ` + uuidRule + `","received":42},` +
-				`{"field":"role","code":"invalid_role","message":"must be one of: admin, member","received":"owner"}],"retryable":false}`},
+				`{"field":"role","code":"invalid_role","message":"allowed values: admin, member","received":"owner"}],"retryable":false}`},
 		{name: "unexplained 400 with every field well formed", method: "POST", target: "/users", body: `{"user_id":"3f2b8c1e-6d4a-4e2b-9f7a-1c2d3e4f5a6b","role":"admin"}`, status: 400, upstream: `{"error":"bad request"}`, wantStatus: 400,
 			want: `{"error":"upstream_rejected","message":"the upstream rejected the call (400 Bad Request) for a reason signpost has no rule for","upstream_message":"bad request","retryable":false}`},
 		{name: "unexplained 500 stays wrapped", modes: []rules.Mode{rules.ValidateAfter},

@@ -17,7 +17,7 @@ import (
 // must be valid JSON naming the call's id, its message the answer's; the
 // second a well-formed XML document whose faultString is the message.
 func FuzzEnvelopes(f *testing.F) {
-	f.Add("invalid_status", "must be one of: open, closed", "OPEN", "status", `7`)
+	f.Add("invalid_status", "allowed values: open, closed", "OPEN", "status", `7`)
 	f.Add("x", "a <b> & \"c\" \u2028 \x01", "]]></string>", "", `"id-1"`)
 	f.Add("", "", "", "", `null`)
 	f.Fuzz(func(t *testing.T, code, message, received, field, id string) {

@@ -63,7 +63,7 @@ func TestFormBodyFields(t *testing.T) {
 		{"bracketed key", "create_price", form, "currency=usd&items%5B0%5D%5Bprice%5D=prc_1", `{"error":"invalid_line_price","field":"line_price","message":"must match the pattern ^price_[A-Za-z0-9]+$, e.g. price_1MoBy5","received":"prc_1","retryable":false}`},
 		{"bracketed key conforming", "create_price", form, "currency=usd&items[0][price]=price_1MoBy5&unit_amount=100", ""},
 		{"two at fault", "create_price", form, "currency=USD&unit_amount=1.5",
-			`{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[{"field":"currency","code":"invalid_currency","message":"must be one of: usd, eur, gbp","received":"USD"},{"field":"unit_amount","code":"invalid_unit_amount","message":"must be an integer of at least 0, e.g. 0","received":"1.5"}],"retryable":false}`},
+			`{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[{"field":"currency","code":"invalid_currency","message":"allowed values: usd, eur, gbp","received":"USD"},{"field":"unit_amount","code":"invalid_unit_amount","message":"must be an integer of at least 0, e.g. 0","received":"1.5"}],"retryable":false}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

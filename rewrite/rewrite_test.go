@@ -219,7 +219,7 @@ func golden(t *testing.T, cfg *rules.Config, dir string) {
 
 // statusRule is what the test rules' status field says of a value outside
 // its set.
-const statusRule = "must be one of: " + "open, pending, closed"
+const statusRule = "allowed values: " + "open, pending, closed"
 
 func TestInvalidUTF8IsEscaped(t *testing.T) {
 	cfg := loadRules(t)

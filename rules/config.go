@@ -444,7 +444,7 @@ type Field struct {
 	Lookup *Call
 
 	// Rule states the constraint as the caller reads it, e.g.
-	// "must be one of: open, pending, closed", and names Lookup if set.
+	// "allowed values: open, pending, closed", and names Lookup if set.
 	Rule string
 	// RuleText is the author's wording of the constraint, for an enum too
 	// costly to list.

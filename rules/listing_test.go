@@ -30,7 +30,7 @@ func TestListingDecidedByTokens(t *testing.T) {
 		listed bool
 		rule   string
 	}{
-		{"cheap enum", `{enum: [open, pending, closed]}`, true, "must be one of: open, pending, closed"},
+		{"cheap enum", `{enum: [open, pending, closed]}`, true, "allowed values: open, pending, closed"},
 		{"budget zero", `{enum: [open, pending, closed], list_tokens: 0}`, false, "must be one of 3 permitted values"},
 		{"own words", `{enum: [open, pending, closed], list_tokens: 5, rule: must be a ticket state}`, false, "must be a ticket state"},
 		{"raised budget", `{catalog: ../configs/catalogs/iso3166-alpha2.yaml, list_tokens: 1000}`, true, ""},
@@ -54,7 +54,7 @@ func TestTokens(t *testing.T) {
 		want int
 	}{
 		{"", 0},
-		{"must be one of: open, pending, closed", 10},
+		{"allowed values: open, pending, closed", 8},
 	} {
 		if got := rules.Tokens(tc.s); got != tc.want {
 			t.Errorf("Tokens(%q) = %d; want %d", tc.s, got, tc.want)

@@ -333,7 +333,7 @@ func (l *loader) choice(n *yaml.Node, path string, options []string) (string, bo
 		if c := closestName(s, options); c != "" {
 			hint = fmt.Sprintf("did you mean %q? ", c)
 		}
-		l.errorf(l.deref(n), path, "unknown value %q; %smust be one of: %s", s, hint, strings.Join(options, ", "))
+		l.errorf(l.deref(n), path, "unknown value %q; %sallowed values: %s", s, hint, strings.Join(options, ", "))
 		return "", false
 	}
 	return s, true

@@ -116,18 +116,18 @@ route get_ticket GET /tickets/{ticket_id} @8:3 body=false validate=after format=
   error[0] @14:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
 route update_ticket PATCH /tickets/{ticket_id} @20:3 body=true validate=after format=json unmatched=wrap description="Change a ticket's status"
   field ticket_id in=path key=ticket_id required @24:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
-  field status in=body key=status @25:7: must be one of: open, pending, closed
-  error[0] @27:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
+  field status in=body key=status @25:7: allowed values: open, pending, closed
+  error[0] @27:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="allowed values: open, pending, closed"
   error[1] @30:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
   error[2] @35:9 status=409 json=error equals="Cannot close ticket" -> ticket_unassigned message="an unassigned ticket cannot be closed; call assign_ticket first" next_call=assign_ticket ticket_id<-ticket_id
 route create_ticket POST /tickets @41:3 body=true validate=after format=json unmatched=wrap description="Open a ticket for a customer"
   field title in=body key=title required description="a one-line summary of the problem" @45:7: must be a non-empty string of at most 200 characters
-  field status in=body key=status required @46:7: must be one of: open, pending, closed
-  field priority in=body key=priority required @47:7: must be one of: p1, p2, p3
+  field status in=body key=status required @46:7: allowed values: open, pending, closed
+  field priority in=body key=priority required @47:7: allowed values: p1, p2, p3
   field due_at in=body key=due_at @48:7: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z
   field customer_id in=body key=customer_id required @50:7: must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)
-  error[0] @52:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
-  error[1] @55:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="must be one of: p1, p2, p3"
+  error[0] @52:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="allowed values: open, pending, closed"
+  error[1] @55:9 status=400 json=error equals="Invalid priority" -> invalid_priority field=priority message="allowed values: p1, p2, p3"
   error[2] @58:9 status=400 json=error equals="Invalid due date" -> invalid_due_at field=due_at message="must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z"
   error[3] @61:9 status=404 json=error equals="No such customer" -> unknown_customer field=customer_id message="no customer matches {received}; resolve an id with search_customers(query)"
 route assign_ticket POST /tickets/{ticket_id}/assign @67:3 body=true validate=after format=json unmatched=wrap description="Hand a ticket to an engineer"
@@ -147,12 +147,12 @@ route get_ticket GET /tickets/{ticket_id} @13:3 body=false validate=after format
   error[0] @19:9 status=404 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="no ticket has this id"
 route update_ticket PATCH /tickets/{ticket_id} @23:3 body=true validate=after format=json unmatched=wrap
   field ticket_id in=path key=ticket_id required @27:7: must match the pattern ^T-[0-9]+$, e.g. T-8841
-  field status in=body key=status @28:7: must be one of: open, pending, closed
+  field status in=body key=status @28:7: allowed values: open, pending, closed
   field note in=body key=note @29:7: was rejected by the upstream
-  error[0] @31:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="must be one of: open, pending, closed"
+  error[0] @31:9 status=400 json=error equals="Invalid status" -> invalid_status field=status message="allowed values: open, pending, closed"
   error[1] @34:9 status=404, 410 json=error equals="No such ticket" -> unknown_ticket field=ticket_id message="must match the pattern ^T-[0-9]+$, e.g. T-8841"
 route list_tickets GET /tickets @37:3 body=false validate=after format=json unmatched=wrap
-  field status in=query key=status required @40:7: must be one of: open, pending, closed
+  field status in=query key=status required @40:7: allowed values: open, pending, closed
   field limit in=query key=limit @41:7: must be an integer from 1 to 100, e.g. 1
 `},
 		{"testdata/formats.good.yaml", `

@@ -37,7 +37,7 @@ func (l *loader) field(r *Route, name string, n *yaml.Node, path string) *Field 
 		case "in":
 			if s, ok := l.scalar(kv.val, p, "body"); ok {
 				if !contains(locations, s) {
-					l.errorf(at[kv.key], p, "unknown location %q; must be one of: %s", s, strings.Join(locations, ", "))
+					l.errorf(at[kv.key], p, "unknown location %q; allowed values: %s", s, strings.Join(locations, ", "))
 				} else {
 					in = s
 				}
@@ -351,7 +351,7 @@ func (l *loader) ruleWithoutSet(f *Field, path string, at map[string]*yaml.Node)
 }
 
 // listing is how a message lists a permitted set.
-func listing(values []string) string { return "must be one of: " + strings.Join(values, ", ") }
+func listing(values []string) string { return "allowed values: " + strings.Join(values, ", ") }
 
 // andList joins words as prose: "a", "a and b", "a, b and c".
 func andList(words []string) string {

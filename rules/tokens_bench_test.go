@@ -9,7 +9,7 @@ import (
 // BenchmarkTokens measures counting the tokens of one rewritten body, as
 // the proxy does for signpost_error_body_tokens.
 func BenchmarkTokens(b *testing.B) {
-	body := `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+	body := `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`
 	rules.Tokens(body) // build the vocabulary outside the timing
 	b.ReportAllocs()
 	for b.Loop() {
@@ -25,7 +25,7 @@ func BenchmarkListingCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	values := cfg.Routes[0].Field("country_code").Enum
-	text := "must be one of: "
+	text := "allowed values: "
 	for i, v := range values {
 		if i > 0 {
 			text += ", "

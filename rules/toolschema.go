@@ -87,7 +87,7 @@ type Property struct {
 	Null bool
 	// Description is the field's own description, when it has one, then
 	// the field's rule as messages state it, e.g. "the ticket's new state;
-	// must be one of: open, pending, closed".
+	// allowed values: open, pending, closed".
 	Description string
 	// Enum lists the permitted values, hidden ones left out.
 	Enum []string

@@ -443,8 +443,8 @@ func requiredWord(f *rules.Field) string {
 func TestPropertyMarshal(t *testing.T) {
 	r := mustParse(t, nullFields).Routes[0]
 	for name, want := range map[string]string{
-		"opt_enum": `{"type":["string","null"],"description":"must be one of: a, b","enum":["a","b",null]}`,
-		"req_enum": `{"type":"string","description":"must be one of: a, b","enum":["a","b"]}`,
+		"opt_enum": `{"type":["string","null"],"description":"allowed values: a, b","enum":["a","b",null]}`,
+		"req_enum": `{"type":"string","description":"allowed values: a, b","enum":["a","b"]}`,
 		"opt_int":  `{"type":["integer","null"],"description":"must be an integer of at least 1, e.g. 1","minimum":1,"examples":[1]}`,
 		"opt_any":  `{}`,
 		"req_any":  `{"not":{"type":"null"}}`,

@@ -352,7 +352,7 @@ func TestReloadOnCatalogChange(t *testing.T) {
 	f.run(t, nil, 20*time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	replaceFile(t, catalog, "rule: must be a status\nexample: open\nvalues: [open, pending, closed]\n")
-	f.waitMessage(t, "must be one of: open, pending, closed")
+	f.waitMessage(t, "allowed values: open, pending, closed")
 
 	// A broken catalog is a broken load: the rules in force stay, and the
 	// problem names the catalog's file.
@@ -361,7 +361,7 @@ func TestReloadOnCatalogChange(t *testing.T) {
 	if st := f.Status(); st.OK || len(st.Problems) == 0 || st.Problems[0].File != catalog {
 		t.Errorf("status %+v, want a problem in %s", st, catalog)
 	}
-	if got := messageOf(t, f.Proxy()); got != "must be one of: open, pending, closed" {
+	if got := messageOf(t, f.Proxy()); got != "allowed values: open, pending, closed" {
 		t.Errorf("message %q after a broken catalog, want the last good one", got)
 	}
 }

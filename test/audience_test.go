@@ -78,13 +78,13 @@ func TestTwoAudiences(t *testing.T) {
 	}{
 		{
 			name: "string value", method: "PATCH", path: "/tickets/T-8841", body: `{"status":"OPEN"}`,
-			want:     `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
+			want:     `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`,
 			upstream: statusBody,
 			log:      map[string]any{"route": "update_ticket", "code": "invalid_status", "field": "status", "received": "OPEN", "status": float64(400)},
 		},
 		{
 			name: "number value", method: "POST", path: "/tickets", body: `{"title":"t","status":"open","priority":7,"customer_id":"C-1042"}`,
-			want:     `{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":7,"retryable":false}`,
+			want:     `{"error":"invalid_priority","field":"priority","message":"allowed values: p1, p2, p3","received":7,"retryable":false}`,
 			upstream: priorityBody,
 			log:      map[string]any{"route": "create_ticket", "code": "invalid_priority", "field": "priority", "received": float64(7), "status": float64(400)},
 		},

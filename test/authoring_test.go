@@ -97,7 +97,7 @@ tests:
     upstream: {status: 400, body: {message: Invalid status value}}
     expect:
       status: 400
-      body: {error: invalid_status, field: status, message: "must be one of: available, pending, sold", received: Available, retryable: false}
+      body: {error: invalid_status, field: status, message: "allowed values: available, pending, sold", received: Available, retryable: false}
   - name: an unknown pet
     request: {method: GET, path: /v3/pet/7}
     upstream: {status: 404, body: {message: Pet not found}}
@@ -111,7 +111,7 @@ tests:
 	up := newUpstream(t, petStore())
 	sp := startSignpost(t, rulesFile, up.URL)
 	wantJSONError(t, send(t, "GET", sp.URL+"/v3/pet/findByStatus?status=Available", nil), 400,
-		`{"error":"invalid_status","field":"status","message":"must be one of: available, pending, sold","received":"Available","retryable":false}`)
+		`{"error":"invalid_status","field":"status","message":"allowed values: available, pending, sold","received":"Available","retryable":false}`)
 	wantJSONError(t, send(t, "GET", sp.URL+"/v3/pet/7", nil), 404,
 		`{"error":"unknown_pet","field":"petId","message":"no pet has this id","received":"7","retryable":false}`)
 	if got := send(t, "GET", sp.URL+"/v3/pet/1", nil); got.status != 200 || string(got.body) != `{"id":1,"name":"Rex"}` {

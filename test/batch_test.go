@@ -13,12 +13,12 @@ import (
 // threeFaults is a create_ticket call with three declared fields at fault:
 // status, priority and due_at. The ticket API, failing fast, names only
 // the first.
-const threeFaults = `{"title":"Export fails","status":"OPEN","priority":"high","due_at":"next Friday","customer_id":"C-1042"}`
+const threeFaults = `{"title":"Export fails","status":"ACTIVE","priority":"urgent","due_at":"next Friday","customer_id":"C-1042"}`
 
 // threeFaultsBody lists all three, in declared order.
 const threeFaultsBody = `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","errors":[` +
-	`{"field":"status","code":"invalid_status","message":"must be one of: open, pending, closed","received":"OPEN"},` +
-	`{"field":"priority","code":"invalid_priority","message":"must be one of: p1, p2, p3","received":"high"},` +
+	`{"field":"status","code":"invalid_status","message":"allowed values: open, pending, closed","received":"ACTIVE"},` +
+	`{"field":"priority","code":"invalid_priority","message":"allowed values: p1, p2, p3","received":"urgent"},` +
 	`{"field":"due_at","code":"invalid_due_at","message":"must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z","received":"next Friday"}` +
 	`],"retryable":false}`
 
@@ -77,16 +77,16 @@ func TestBatchedFaults(t *testing.T) {
 var shipmentFields = [][2]string{
 	{"sender_name", "is required; must be a string of at most 80 characters"},
 	{"sender_email", "is required; must be an email address, e.g. ada@example.com"},
-	{"sender_country", "is required; must be one of: DE, FR, NL"},
+	{"sender_country", "is required; allowed values: DE, FR, NL"},
 	{"recipient_name", "is required; must be a string of at most 80 characters"},
 	{"recipient_email", "is required; must be an email address, e.g. ada@example.com"},
-	{"recipient_country", "is required; must be one of: DE, FR, NL"},
+	{"recipient_country", "is required; allowed values: DE, FR, NL"},
 	{"weight_grams", "is required; must be an integer from 1 to 30000, e.g. 1"},
 	{"length_cm", "is required; must be an integer from 1 to 120, e.g. 1"},
 	{"width_cm", "is required; must be an integer from 1 to 80, e.g. 1"},
 	{"height_cm", "is required; must be an integer from 1 to 80, e.g. 1"},
 	{"ship_on", "is required; must be a calendar date as YYYY-MM-DD, e.g. 2026-03-11"},
-	{"service", "is required; must be one of: standard, express"},
+	{"service", "is required; allowed values: standard, express"},
 }
 
 // cappedBody is the answer to a call missing the first n shipment fields
@@ -170,7 +170,7 @@ func TestBatchCapped(t *testing.T) {
 		`{"sender_name":"Ada","sender_email":"ada@example.com","sender_country":"de","recipient_name":"Bo","recipient_email":"bo@example.com",`+
 			`"recipient_country":"NL","weight_grams":"5","length_cm":10,"width_cm":10,"height_cm":10,"ship_on":"2026-03-11","service":"standard"}`))
 	wantJSONError(t, got, http.StatusBadRequest, `{"error":"validation_failed","message":"2 fields are invalid; fix each one listed, then repeat the call.","errors":[`+
-		`{"field":"sender_country","code":"invalid_sender_country","message":"must be one of: DE, FR, NL","received":"de"},`+
+		`{"field":"sender_country","code":"invalid_sender_country","message":"allowed values: DE, FR, NL","received":"de"},`+
 		`{"field":"weight_grams","code":"invalid_weight_grams","message":"must be a JSON number, not a string; must be an integer from 1 to 30000, e.g. 1","received":"5"}],"retryable":false}`)
 
 	line := def.waitLog(t, "rejected before the upstream", map[string]any{"route": "create_shipment"})

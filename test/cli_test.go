@@ -189,7 +189,7 @@ func TestCLI(t *testing.T) {
 			`"error": "Invalid priority"`, // the legacy answer, indented
 			`"error": "invalid_priority"`, // the rewritten one
 			`"received": "urgent"`,
-			`"message": "must be one of: p1, p2, p3"`,
+			`"message": "allowed values: p1, p2, p3"`,
 			`signpost_rejections_total{code="invalid_priority",field="priority",route="create_ticket"} 1`,
 		} {
 			if !strings.Contains(out, want) {

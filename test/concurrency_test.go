@@ -26,16 +26,16 @@ func TestConcurrentRequests(t *testing.T) {
 		want               string // exact body; empty means the same as the upstream's
 	}{
 		{"PATCH", "/tickets/T-8841", `{"status":"OPEN"}`, 400,
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`},
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`},
 		{"GET", "/tickets/T-404", ``, 404,
 			`{"error":"unknown_ticket","field":"ticket_id","message":"no ticket has this id","received":"T-404","retryable":false}`},
 		{"POST", "/tickets", `{"title":"t","status":"open","priority":"p9","customer_id":"C-1042"}`, 400,
-			`{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"p9","retryable":false}`},
+			`{"error":"invalid_priority","field":"priority","message":"allowed values: p1, p2, p3","received":"p9","retryable":false}`},
 		// No rule explains "Missing title": the declared checks do, and
 		// the upstream's words are kept beside them.
 		{"POST", "/tickets", `{"status":"open"}`, 400, `{"error":"validation_failed","message":"3 fields are invalid; fix each one listed, then repeat the call.","upstream_message":"Missing title","errors":[` +
 			`{"field":"title","code":"invalid_title","message":"is required; must be a non-empty string of at most 200 characters"},` +
-			`{"field":"priority","code":"invalid_priority","message":"is required; must be one of: p1, p2, p3"},` +
+			`{"field":"priority","code":"invalid_priority","message":"is required; allowed values: p1, p2, p3"},` +
 			`{"field":"customer_id","code":"invalid_customer_id","message":"is required; must match the pattern ^C-[0-9]+$, e.g. C-1042; resolve an id with search_customers(query)"}],"retryable":false}`},
 		{"GET", "/tickets/T-8841", ``, 200, ``},
 		{"GET", "/nowhere", ``, 404, rejectedBody("404 Not Found", "404 page not found")},

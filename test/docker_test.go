@@ -140,7 +140,7 @@ func TestDockerSidecar(t *testing.T) {
 	const wrongStatus = `{"status":"OPEN"}`
 	t.Run("rewritten error", func(t *testing.T) {
 		wantJSONError(t, send(t, "PATCH", url+"/tickets/T-8841", []byte(wrongStatus), "X-Session-Id", "first-call"), http.StatusBadRequest,
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`)
 	})
 	t.Run("success byte for byte", func(t *testing.T) {
 		wantSame(t, send(t, "GET", url+"/tickets/T-8841", nil), send(t, "GET", api.URL+"/tickets/T-8841", nil))

@@ -192,7 +192,7 @@ func TestProblemDetails(t *testing.T) {
 				`"detail":"this account may not make payments; repeating this call cannot succeed; tell the user; no call can enable payments","retryable":false}`},
 		{"field error", "A-100200", `{"amount":5,"currency":"eur"}`, http.StatusBadRequest,
 			`{"type":"about:blank","title":"Bad Request","status":400,"code":"invalid_currency","field":"currency",` +
-				`"detail":"must be one of: EUR, USD, GBP","received":"eur","retryable":false}`},
+				`"detail":"allowed values: EUR, USD, GBP","received":"eur","retryable":false}`},
 		{"wrapped crash", "A-100200", `{"amount":13,"currency":"EUR"}`, http.StatusInternalServerError,
 			`{"type":"about:blank","title":"Internal Server Error","status":500,"code":"upstream_failed",` +
 				`"detail":"the upstream failed (500 Internal Server Error); the call may or may not have taken effect, so check before repeating it","retryable":false}`},

@@ -123,7 +123,7 @@ func TestLegacyTransmission(t *testing.T) {
 	}{
 		{"a method misnamed", `{"method":"torrents-get","arguments":{"fields":["id"]}}`,
 			`{"arguments":{},"result":"method name not recognized"}`, 400,
-			`{"error":"unknown_method","field":"method","message":"must be one of: session-get, session-set, session-stats, torrent-get, torrent-add, torrent-start, torrent-stop, torrent-remove","received":"torrents-get","retryable":false}`},
+			`{"error":"unknown_method","field":"method","message":"allowed values: session-get, session-set, session-stats, torrent-get, torrent-add, torrent-start, torrent-stop, torrent-remove","received":"torrents-get","retryable":false}`},
 		{"a relative directory", `{"method":"session-set","arguments":{"download-dir":"relative/dir"}}`,
 			`{"arguments":{},"result":"download directory path is not absolute"}`, 400,
 			`{"error":"invalid_download_dir","field":"download_dir","message":"must be an absolute path, e.g. /var/lib/transmission/downloads","received":"relative/dir","retryable":false}`},
@@ -344,7 +344,7 @@ func TestLegacySupervisor(t *testing.T) {
 			t.Errorf("the fault lacks %s: %d %s", member, raw.status, raw.body)
 		}
 	}
-	if got := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getProcessInformation", "x"); !strings.Contains(got, `"faultString": "must be one of: supervisor.getState`) {
+	if got := pythonXMLRPC(t, sp.URL+"/RPC2", "supervisor.getProcessInformation", "x"); !strings.Contains(got, `"faultString": "allowed values: supervisor.getState`) {
 		t.Errorf("a method misnamed: %s", got)
 	}
 	sp.wantCounter(t, 2, "signpost_rejections_total", "route", "process_info", "code", "unknown_process", "field", "name")
@@ -439,7 +439,7 @@ func TestLegacyAria2(t *testing.T) {
 			`{"error":"unknown_gid","field":"gid","upstream_code":"1","received":"0123456789abcdef","next_call":{"call":"tell_active","arguments":{"method":"aria2.tellActive"}},"retryable":false}`},
 		{"an option value it has not", "aria2.changeGlobalOption", []any{map[string]string{"file-allocation": "bogus"}},
 			"We encountered a problem while processing the option '--file-allocation'.", -32602,
-			"must be one of: none, prealloc, trunc, falloc",
+			"allowed values: none, prealloc, trunc, falloc",
 			`{"error":"invalid_file_allocation","field":"file_allocation","received":"bogus","retryable":false}`},
 	} {
 		if _, _, _, bare := rpcCall(t, api+"/jsonrpc", tc.method, tc.params...); bare == nil || bare.Message != tc.bare {

@@ -65,8 +65,8 @@ func TestMCPGoClient(t *testing.T) {
 			}
 			got := mcpGoResult(t, res)
 			wantToolError(t, got,
-				`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
-				"Error invalid_status in status: must be one of: open, pending, closed (you sent \"OPEN\")\nRetryable: no.")
+				`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`,
+				"Error invalid_status in status: allowed values: open, pending, closed (you sent \"OPEN\")\nRetryable: no.")
 			if n := api.n.Load(); n != 0 {
 				t.Errorf("the upstream saw %d requests of a call at fault; tools validate before it", n)
 			}

@@ -210,14 +210,14 @@ func TestMCPTickets(t *testing.T) {
 
 			got := readResult(t, m.call(t, "update_ticket", `{"ticket_id":"T-8841","status":"OPEN"}`))
 			wantToolError(t, got,
-				`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
-				"Error invalid_status in status: must be one of: open, pending, closed (you sent \"OPEN\")\nRetryable: no.")
+				`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`,
+				"Error invalid_status in status: allowed values: open, pending, closed (you sent \"OPEN\")\nRetryable: no.")
 
 			got = readResult(t, m.call(t, "create_ticket", threeFaults))
 			wantToolError(t, got, threeFaultsBody,
 				"Error validation_failed: 3 fields are invalid; fix each one listed, then repeat the call.\n"+
-					"- status: must be one of: open, pending, closed (you sent \"OPEN\")\n"+
-					"- priority: must be one of: p1, p2, p3 (you sent \"high\")\n"+
+					"- status: allowed values: open, pending, closed (you sent \"ACTIVE\")\n"+
+					"- priority: allowed values: p1, p2, p3 (you sent \"urgent\")\n"+
 					"- due_at: must be an RFC 3339 timestamp in UTC, e.g. 2026-11-30T17:00:00Z (you sent \"next Friday\")\n"+
 					"Retryable: no.")
 			if n := api.n.Load(); n != 0 {

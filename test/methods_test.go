@@ -46,5 +46,5 @@ func TestExtensionMethodEndToEnd(t *testing.T) {
 		t.Errorf("a good PROPFIND: %d %s", got.status, got.body)
 	}
 	wantJSONError(t, send(t, "PROPFIND", sp.URL+"/dav/a.txt", nil, "Depth", "infinity"), 400,
-		`{"error":"invalid_depth","field":"depth","message":"must be one of: 0, 1","received":"infinity","retryable":false}`)
+		`{"error":"invalid_depth","field":"depth","message":"allowed values: 0, 1","received":"infinity","retryable":false}`)
 }

@@ -191,7 +191,7 @@ routes:
 		t.Fatalf("POST /-/reload: %d %s", r.status, r.body)
 	}
 	got = send(t, "PATCH", sp.URL+"/tickets/T-8841", wrong, "Content-Type", "application/json", "X-Session-Id", "b")
-	wantJSONError(t, got, 400, `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+	wantJSONError(t, got, 400, `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`)
 	sp.wantCounter(t, 1, "signpost_would_rewrite_total", "route", "update_ticket", "code", "invalid_status")
 	var doc struct {
 		Operations []struct {

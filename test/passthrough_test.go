@@ -327,7 +327,7 @@ func TestOversizedErrorBody(t *testing.T) {
 		"PATCH /tickets/T-204800": {status: 200, header: jsonHeader, body: errorBody(200 << 10)},
 	}
 	up := cannedUpstream(t, answers)
-	const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+	const rewritten = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`
 	wrapped := rejectedBody("400 Bad Request", "")
 	req := []byte(`{"status":"OPEN"}`)
 	const small = "testdata/small_limits.yaml"
@@ -439,7 +439,7 @@ func TestGzipErrorBody(t *testing.T) {
 		"passthrough": startSignpost(t, passthrough(t, ticketsConfig), up.URL),
 	}
 	req := []byte(`{"status":"OPEN"}`)
-	const rewritten = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+	const rewritten = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`
 
 	for policy, sp := range procs {
 		for _, tt := range []struct {
@@ -531,7 +531,7 @@ func TestUpstreamPathAndQuery(t *testing.T) {
 	}
 	got = send(t, "PATCH", sp.URL+"/tickets/T-8841?dry_run=1", []byte(`{"status":"OPEN"}`))
 	wantJSONError(t, got, http.StatusBadRequest,
-		`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+		`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`)
 	sp.wantCounter(t, 1, "signpost_rejections_total", "route", "update_ticket", "code", "invalid_status", "field", "status")
 }
 

@@ -71,7 +71,7 @@ func TestReliabilityShutdown(t *testing.T) {
 		want, status := `{"id":"T-8841","status":"open"}`, http.StatusOK
 		if patch {
 			req, _ = http.NewRequest(http.MethodPatch, sp.URL+"/tickets/T-8841", strings.NewReader(`{"status":"OPEN"}`))
-			want, status = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`, http.StatusBadRequest
+			want, status = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`, http.StatusBadRequest
 		}
 		req.Header.Set("X-Hold", holdFor)
 		req.Header.Set("X-Session-Id", id) // an agent of its own, repeating nothing

@@ -548,7 +548,7 @@ func TestReliabilityInjectionEcho(t *testing.T) {
 	}
 	ticketSuffix := strings.TrimPrefix(pm.Message, `no ticket matches "T-1"`)
 	messages := map[string]string{
-		"status":  "must be one of: open, pending, closed",
+		"status":  "allowed values: open, pending, closed",
 		"country": "must be an ISO 3166-1 alpha-2 country code, two letters",
 		"tenant":  "must match the pattern ^[a-z]+$, e.g. acme",
 	}

@@ -149,7 +149,7 @@ func TestRejectedValueSentAgain(t *testing.T) {
 		a := readLoopAnswer(t, got.body)
 		already := strings.HasPrefix(a.Message, "this value was already rejected")
 		if got.status != 400 || a.Error != "invalid_status" || a.Received != tc.value || a.Repeated != tc.repeated ||
-			already != (tc.repeated > 0) || !strings.Contains(a.Message, "must be one of: open, pending, closed") || a.Retryable {
+			already != (tc.repeated > 0) || !strings.Contains(a.Message, "allowed values: open, pending, closed") || a.Retryable {
 			t.Errorf("call %d (%s): %d %s; want invalid_status, repeated %d", i+1, tc.value, got.status, got.body, tc.repeated)
 		}
 		if strings.Contains(a.Message, stopWords) {

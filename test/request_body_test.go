@@ -52,7 +52,7 @@ func TestRequestBodyForwarded(t *testing.T) {
 		"testdata/small_limits.yaml": startSignpost(t, "testdata/small_limits.yaml", up.URL),
 	}
 
-	const withReceived = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`
+	const withReceived = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`
 	// A body that is not one JSON object is the fault, whatever field the
 	// upstream named.
 	notJSON := func(what string) string {

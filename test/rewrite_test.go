@@ -29,17 +29,17 @@ func TestRewriteTicketAPI(t *testing.T) {
 	}{
 		{
 			name: "update_ticket upper-case status", method: "PATCH", path: "/tickets/T-8841", body: `{"status":"OPEN"}`,
-			status: 400, want: `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`,
+			status: 400, want: `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`,
 			route: "update_ticket", code: "invalid_status", field: "status",
 		},
 		{
 			name: "update_ticket without status", method: "PATCH", path: "/tickets/T-8841", body: `{"state":"open"}`,
-			status: 400, want: `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","retryable":false}`,
+			status: 400, want: `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","retryable":false}`,
 			route: "update_ticket", code: "invalid_status", field: "status",
 		},
 		{
 			name: "update_ticket null status", method: "PATCH", path: "/tickets/T-8841", body: `{"status":null}`,
-			status: 400, want: `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":null,"retryable":false}`,
+			status: 400, want: `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":null,"retryable":false}`,
 			route: "update_ticket", code: "invalid_status", field: "status",
 		},
 		{
@@ -55,13 +55,13 @@ func TestRewriteTicketAPI(t *testing.T) {
 		{
 			name: "create_ticket capitalised status", method: "POST", path: "/tickets",
 			body:   `{"title":"Login loops","status":"Open","priority":"p1","customer_id":"C-1042"}`,
-			status: 400, want: `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"Open","retryable":false}`,
+			status: 400, want: `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"Open","retryable":false}`,
 			route: "create_ticket", code: "invalid_status", field: "status",
 		},
 		{
 			name: "create_ticket invalid priority", method: "POST", path: "/tickets",
 			body:   `{"title":"Login loops","status":"open","priority":"P1","customer_id":"C-1042"}`,
-			status: 400, want: `{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":"P1","retryable":false}`,
+			status: 400, want: `{"error":"invalid_priority","field":"priority","message":"allowed values: p1, p2, p3","received":"P1","retryable":false}`,
 			route: "create_ticket", code: "invalid_priority", field: "priority",
 		},
 		{
@@ -142,7 +142,7 @@ func TestReceivedKeepsJSONType(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			body := `{"title":"t","status":"open","priority":` + tt.priority + `,"customer_id":"C-1042"}`
 			got := send(t, "POST", sp.URL+"/tickets", []byte(body), "Content-Type", "application/json")
-			want := `{"error":"invalid_priority","field":"priority","message":"must be one of: p1, p2, p3","received":` + tt.received + `,"retryable":false}`
+			want := `{"error":"invalid_priority","field":"priority","message":"allowed values: p1, p2, p3","received":` + tt.received + `,"retryable":false}`
 			wantJSONError(t, got, http.StatusBadRequest, want)
 			sp.wantCounter(t, float64(i+1), "signpost_rejections_total",
 				"route", "create_ticket", "code", "invalid_priority", "field", "priority")
@@ -184,7 +184,7 @@ func TestHostileReceived(t *testing.T) {
 		{"65 characters", `"` + strings.Repeat("x", 65) + `"`, strings.Repeat("x", 65)},
 		{"64 characters", `"` + strings.Repeat("x", 64) + `"`, strings.Repeat("x", 64)},
 	}
-	const prefix = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":`
+	const prefix = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":`
 	const suffix = `,"retryable":false}`
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestRewriteDropsOldBodyMetadata(t *testing.T) {
 	sp := startSignpost(t, ticketsConfig, up.URL)
 	got := send(t, "PATCH", sp.URL+"/tickets/T-8841", []byte(`{"status":"OPEN"}`))
 	wantJSONError(t, got, http.StatusBadRequest,
-		`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`)
+		`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`)
 	for i := 0; i < len(stale); i += 2 {
 		if v := got.header.Get(stale[i]); v != "" {
 			t.Errorf("BUG: %s: %s of the upstream's body is kept on the rewritten one", stale[i], v)

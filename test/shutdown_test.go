@@ -75,7 +75,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 				res.Body.Close()
 				want, status := `{"id":"T-8841","status":"open"}`, 200
 				if patch {
-					want, status = `{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`, 400
+					want, status = `{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`, 400
 				}
 				if err != nil || res.StatusCode != status || string(body) != want {
 					mismatches.Add(1)

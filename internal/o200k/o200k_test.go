@@ -32,7 +32,7 @@ func TestCountAgreesWithTiktoken(t *testing.T) {
 		corpus = append(corpus, strings.Split(string(b), "\n")...)
 	}
 	corpus = append(corpus,
-		"", " ", "hello world", "OPEN", "Open", "open", "must be one of: p1, p2, p3",
+		"", " ", "hello world", "OPEN", "Open", "open", "allowed values: p1, p2, p3",
 		`{"error":"invalid_status","field":"status","received":"OPEN","retryable":false}`,
 		"<|endoftext|>", "<|endofprompt|> text", "2026-11-30T10:00:00Z", "T-8841", "C-1042",
 		strings.Repeat("a", 5000), strings.Repeat(" ", 3000)+"x", strings.Repeat("ab1 ", 700),
@@ -70,7 +70,7 @@ func TestCountKnownTexts(t *testing.T) {
 	}{
 		{"", 0},
 		{"hello world", 2},
-		{"must be one of: open, pending, closed", 10},
+		{"allowed values: open, pending, closed", 8},
 	}
 	for _, tt := range tests {
 		if got := Count(tt.text); got != tt.want {
@@ -80,7 +80,7 @@ func TestCountKnownTexts(t *testing.T) {
 }
 
 func BenchmarkCount(b *testing.B) {
-	body := `{"error":"invalid_currency","field":"currency","message":"must be one of: EUR, USD, GBP","received":"eur","retryable":false}`
+	body := `{"error":"invalid_currency","field":"currency","message":"allowed values: EUR, USD, GBP","received":"eur","retryable":false}`
 	Count(body)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -343,7 +343,7 @@ type constraint struct {
 }
 
 var (
-	enumText    = regexp.MustCompile(`must be one of: ([^;]+)`)
+	enumText    = regexp.MustCompile(`allowed values: ([^;]+)`)
 	patternText = regexp.MustCompile(`must match the pattern (\S+?)(?:,? e\.g\.|;| in |$)`)
 )
 

@@ -74,7 +74,7 @@ routes:
 			`{"error":"invalid_query","field":"query","message":"invalid parameter \"step\": cannot parse \"90sec\" to a valid duration","upstream_code":"bad_data"}`,
 			bareStep, False, `blames "query"`, true, 400},
 		{"an enum a valid value breaks", rangeMistake("90sec"), rangeRules,
-			`{"error":"invalid_step","field":"step","message":"must be one of: 15s, 30s, 60s","received":"90sec"}`,
+			`{"error":"invalid_step","field":"step","message":"allowed values: 15s, 30s, 60s","received":"90sec"}`,
 			bareStep, False, `the API accepts step "45s"`, false, 400},
 		{"a format a valid value breaks", Mistake{Name: "time", Method: "GET", Path: "/api/v1/query_range?time=x", Fault: []string{"time"},
 			Parts: []Part{{Name: "time", In: "query", Value: "x", Valid: times}}}, rangeRules,

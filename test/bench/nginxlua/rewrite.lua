@@ -8,7 +8,7 @@
 -- (test/bench/rules.yaml's rule invalid_status) into the body signpost
 -- writes for it:
 --
---   {"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}
+--   {"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}
 --
 -- received keeps the value's JSON type, a string cut at 64 characters with
 -- signpost's "…[+N chars]" marker; did_you_mean follows signpost's order (an
@@ -32,7 +32,7 @@ local aliases = {} -- lower-cased alias -> value; the rules declare none
 -- of the default budget of 60, so the message lists it and did_you_mean
 -- proposes an alias only.
 local listed = true
-local rule = "must be one of: " .. table.concat(values, ", ")
+local rule = "allowed values: " .. table.concat(values, ", ")
 
 local max_received = 64 -- signpost's limits.received default, in characters
 local max_error_body = 64 * 1024 -- signpost's limits.error_body default

@@ -10,7 +10,7 @@
 // 400 {"error":"Invalid status"} (test/bench/rules.yaml's rule
 // invalid_status), the answer becomes the body signpost writes for it:
 //
-//	{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}
+//	{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}
 //
 // received keeps the value's JSON type, a string cut at 64 characters
 // with signpost's "…[+N chars]" marker; did_you_mean follows signpost's
@@ -44,7 +44,7 @@ import (
 var (
 	statusValues  = []string{"open", "pending", "closed"}
 	statusAliases = map[string]string{} // lower-cased alias -> value; the rules declare none
-	statusRule    = "must be one of: " + strings.Join(statusValues, ", ")
+	statusRule    = "allowed values: " + strings.Join(statusValues, ", ")
 	// statusListed is signpost's decision for this set: its listing costs
 	// 10 tokens of the default budget of 60, so the message lists it and
 	// did_you_mean proposes an alias only.

@@ -30,13 +30,13 @@ func TestRewrite(t *testing.T) {
 	long := strings.Repeat("x", 70)
 	for _, tc := range []struct{ method, path, body, code, want string }{
 		{"PATCH", "/tickets/T-1", `{"status":"OPEN"}`, "400",
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"OPEN","retryable":false}`},
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"OPEN","retryable":false}`},
 		{"PATCH", "/tickets/T-1", `{"status":42}`, "400",
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":42,"retryable":false}`},
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":42,"retryable":false}`},
 		{"PATCH", "/tickets/T-1", `{"status":"` + long + `"}`, "400",
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","received":"` + long[:64] + `…[+6 chars]","retryable":false}`},
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","received":"` + long[:64] + `…[+6 chars]","retryable":false}`},
 		{"PATCH", "/tickets/T-1", `{}`, "400",
-			`{"error":"invalid_status","field":"status","message":"must be one of: open, pending, closed","retryable":false}`},
+			`{"error":"invalid_status","field":"status","message":"allowed values: open, pending, closed","retryable":false}`},
 		{"PATCH", "/tickets/T-1", `{"status":"open"}`, "200", `{"id":"T-1"}`},
 		{"POST", "/tickets", `{"status":"OPEN"}`, "400", `{"error":"Invalid status"}`},
 	} {
