@@ -173,19 +173,23 @@ func (c *crumbUpstream) seen() (issued, refused int, builds []string) {
 	return c.issued, c.refused, slices.Clone(c.builds)
 }
 
+// crumbRules declare a handshake whose token a call of its own hands out,
+// as Jenkins's crumb issuer does.
+const crumbRules = `
+routes:
+  build:
+    method: POST
+    path: /job/build
+    handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}
+`
+
 // TestHandshakeFetchedFirst: a token handed out by a call of its own (a
 // CSRF crumb) is fetched before the first call that needs it, with the
 // caller's credentials, and kept per caller; a refusal of the declared
 // status fetches it anew and sends the call again once, whole. The caller
 // never sees the crumb.
 func TestHandshakeFetchedFirst(t *testing.T) {
-	cfg, err := rules.Parse("crumb.yaml", []byte(`
-routes:
-  build:
-    method: POST
-    path: /job/build
-    handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}
-`))
+	cfg, err := rules.Parse("crumb.yaml", []byte(crumbRules))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +232,7 @@ routes:
 // stalls holds the call no longer than the upstream timeout; the call
 // then goes without a token, and the caller gets the upstream's refusal.
 func TestHandshakeCallStalls(t *testing.T) {
-	cfg, err := rules.Parse("crumb.yaml", []byte(`
-routes:
-  build:
-    method: POST
-    path: /job/build
-    handshake: {call: {method: GET, path: /crumbIssuer/api/json}, token: crumb, header: Jenkins-Crumb}
-`))
+	cfg, err := rules.Parse("crumb.yaml", []byte(crumbRules))
 	if err != nil {
 		t.Fatal(err)
 	}
